@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build and install the kselftests for the guest, out of tree and apart from
+# the kernel build (no .config needed, no clash with a running kernel build):
+#   make O=build/kselftest headers
+#   make -C tools/testing/selftests O=build/kselftest TARGETS=... install
+# Result: build/kselftest/install/run_kselftest.sh ($KSFT_INSTALL).
+#
+# TARGETS: $KSFT_TARGETS, default coarse_stat; while the tree has no
+# tools/testing/selftests/coarse_stat, a small stand-in (mincore size) so
+# the harness can be exercised.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+src=${LINUX:-$top/linux}
+out=$top/build/kselftest
+install=${KSFT_INSTALL:-$out/install}
+jobs=${JOBS:-$(nproc)}
+
+[ -f "$src/Makefile" ] || { echo "build-selftests: no kernel tree at $src (run 'make linux')" >&2; exit 1; }
+targets=${KSFT_TARGETS:-}
+if [ -z "$targets" ]; then
+	if [ -f "$src/tools/testing/selftests/coarse_stat/Makefile" ]; then
+		targets=coarse_stat
+	else
+		targets="mincore size"
+		echo "build-selftests: no tools/testing/selftests/coarse_stat yet: using the stand-in '$targets'"
+	fi
+fi
+
+mkdir -p "$out"
+make -s -C "$src" O="$out" headers >/dev/null
+rm -rf "$install"
+make -s -C "$src/tools/testing/selftests" O="$out" KSFT_INSTALL_PATH="$install" \
+	-j"$jobs" TARGETS="$targets" install >/dev/null
+[ -x "$install/run_kselftest.sh" ] || { echo "build-selftests: nothing installed in $install" >&2; exit 1; }
+echo "$targets" >"$install/TARGETS"
+echo "build-selftests: $targets -> $install ($(wc -l <"$install/kselftest-list.txt") programs)"

@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Make sure the Debian 12 packages the project needs are installed.
+#
+#   scripts/deps.sh [lint]
+#
+# As root, missing packages are installed with apt-get; otherwise the exact
+# apt-get command is printed and the script fails.
+set -uo pipefail
+
+pkgs=(
+	# kernel build
+	make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio xz-utils perl git rsync kmod
+	# guest: QEMU, busybox for poweroff, ext4 scratch disk, setsid
+	qemu-system-x86 busybox-static e2fsprogs util-linux iproute2 coreutils
+	# the base tree
+	linux-source-6.12
+)
+# Optional but fast: a rebuild of an unchanged file is a cache hit.
+pkgs+=(ccache)
+if [ "${1:-}" = lint ]; then
+	pkgs+=(shellcheck sparse codespell)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" = installed ] ||
+		missing+=("$p")
+done
+[ ${#missing[@]} = 0 ] && exit 0
+
+if ! command -v dpkg-query >/dev/null; then
+	echo "deps: not a Debian system; install the equivalent of: ${missing[*]}" >&2
+	exit 1
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages; run:" >&2
+	echo "  sudo apt-get install -y ${missing[*]}" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -q "${missing[@]}" >/dev/null ||
+	{ apt-get update -q >/dev/null && apt-get install -y -q "${missing[@]}" >/dev/null; } ||
+	{ echo "deps: apt-get install ${missing[*]} failed" >&2; exit 1; }

@@ -1,0 +1,225 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot the guest kernel in QEMU and run one command in it.
+#
+#   scripts/vm.sh [--kernel BZIMAGE] [--timeout S] [--append ARGS] -- COMMAND [ARG...]
+#   scripts/vm.sh [--kernel BZIMAGE] --shell
+#
+# The guest's root is the host's / over 9p, read-only, with a tmpfs overlay
+# on top (writes are discarded at power-off), so host binaries run unchanged;
+# build everything on the host, gcc does not work in the guest.  The
+# command runs as root in the current directory.  $VM_DIR (default build/vm)
+# is shared read-write at the same path: it carries the command in and the
+# exit status out, and holds console.log, the whole serial console.
+#
+# Exit status: the command's, or
+#   124 the guest never reported a status (timeout, hang, crash),
+#   125 the kernel reported a problem (WARNING, BUG, Oops, lockdep, KFENCE, ...),
+#       whatever the command returned.
+#
+# Environment:
+#   VM_KERNEL	bzImage (default build/linux/arch/x86/boot/bzImage)
+#   VM_TIMEOUT	seconds before QEMU is killed (900)
+#   VM_DIR	shared directory (build/vm)
+#   VM_ACCEL	kvm or tcg (default: probe once, cached in build/vm/accel)
+#   VM_APPEND	extra kernel arguments
+#   VM_SMP, VM_MEM	vCPUs and memory (2, 2G)
+#   VM_DEBUG=0	no slub_debug/init_on_free/KFENCE arguments (benchmarks)
+#   VM_VERBOSE=1	echo the whole console, not only the command's output and
+#		kernel problems
+#   VM_SCRATCH_MB	size of an empty ext4 virtio disk, mounted in the guest on
+#		/tmp/scratch = $COARSE_STAT_SCRATCH (256; 0: none)
+# QEMU option values contain commas:
+# shellcheck disable=SC2054
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+kernel=${VM_KERNEL:-$top/build/linux/arch/x86/boot/bzImage}
+timeout=${VM_TIMEOUT:-900}
+vmdir=${VM_DIR:-$top/build/vm}
+append_extra=${VM_APPEND:-}
+shell=0
+
+usage() {
+	sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+
+die() {
+	echo "vm.sh: $*" >&2
+	exit 2
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel)	kernel=$2; shift 2 ;;
+	--kernel=*)	kernel=${1#*=}; shift ;;
+	--timeout)	timeout=$2; shift 2 ;;
+	--timeout=*)	timeout=${1#*=}; shift ;;
+	--append)	append_extra="$append_extra $2"; shift 2 ;;
+	--shell)	shell=1; shift ;;
+	--)		shift; break ;;
+	-h|--help)	usage ;;
+	-*)		die "unknown option $1" ;;
+	*)		break ;;
+	esac
+done
+[ $shell = 1 ] || [ $# -gt 0 ] || usage
+
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run scripts/deps.sh"
+command -v busybox >/dev/null || die "busybox missing (the guest reboots with it): run scripts/deps.sh"
+[ -f "$kernel" ] || die "no kernel at $kernel (run 'make kernel')"
+case "$timeout" in ''|*[!0-9]*) die "--timeout wants seconds, got '$timeout'" ;; esac
+
+mkdir -p "$vmdir" "$top/build/vm"
+vmdir=$(cd "$vmdir" && pwd)
+case "$vmdir$top" in
+*[[:space:]]*) die "the project path must not contain white space ($top)" ;;
+esac
+
+# One guest per VM_DIR at a time.
+exec 9>"$vmdir/lock"
+flock -n 9 || { echo "vm.sh: waiting for another guest using $vmdir" >&2; flock 9; }
+
+log=$vmdir/console.log
+status=$vmdir/status
+rm -f "$status" "$vmdir/tainted" "$log"
+
+# --- accelerator ---------------------------------------------------------
+#
+# /dev/kvm can exist and still not boot a kernel (a paravirtual KVM hangs at
+# "Decompressing Linux", and -cpu host aborts).  Boot the kernel once with
+# KVM and no root: reaching the "VFS: Unable to mount root" panic means KVM
+# works.  The answer is cached in build/vm/accel.
+probe_kvm() {
+	local out
+
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
+	out=$(timeout -k 2 30 qemu-system-x86_64 -nodefaults -no-reboot -display none \
+		-accel kvm -cpu host -m 256M -smp 1 -serial stdio -kernel "$kernel" \
+		-append "console=ttyS0 panic=-1 root=/dev/coarse_stat_probe" \
+		</dev/null 2>&1)
+	grep -q -e 'Kernel panic' -e 'VFS:' <<<"$out"
+}
+
+accel_cache=$top/build/vm/accel
+accel=${VM_ACCEL:-}
+if [ -z "$accel" ]; then
+	accel=$(cat "$accel_cache" 2>/dev/null)
+	if [ "$accel" != kvm ] && [ "$accel" != tcg ]; then
+		echo "vm.sh: probing whether KVM boots a kernel (once; cached in $accel_cache)" >&2
+		if probe_kvm; then accel=kvm; else accel=tcg; fi
+		echo "$accel" >"$accel_cache"
+		echo "vm.sh: using $accel" >&2
+	fi
+fi
+case "$accel" in
+kvm)	accel_args=(-accel kvm -cpu host) ;;
+tcg)	accel_args=(-accel tcg,thread=multi -cpu max) ;;
+*)	die "VM_ACCEL must be kvm or tcg, not '$accel'" ;;
+esac
+
+# --- the command -----------------------------------------------------------
+
+if [ $shell = 1 ]; then
+	printf 'cd %q\n' "$PWD" >"$vmdir/cmd"
+	echo "shell" >"$vmdir/mode"
+else
+	{
+		printf 'cd %q || exit 125\n' "$PWD"
+		printf 'exec'
+		printf ' %q' "$@"
+		printf '\n'
+	} >"$vmdir/cmd"
+	echo "command" >"$vmdir/mode"
+fi
+
+append="console=ttyS0 printk.time=1 panic_on_warn=1 oops=panic panic=-1 softlockup_panic=1"
+# Memory debugging on every test boot; VM_DEBUG=0 (benchmarks) leaves it out.
+[ "${VM_DEBUG:-1}" = 0 ] || append+=" slub_debug=FZPU init_on_free=1 kfence.sample_interval=10"
+append+=" root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=512000 ro"
+append+=" init=$top/selftests/guest-init.sh VMDIR=$vmdir $append_extra"
+
+args=(-nodefaults -no-reboot -display none -nic none
+	"${accel_args[@]}" -m "${VM_MEM:-2G}" -smp "${VM_SMP:-2}"
+	-kernel "$kernel" -append "$append"
+	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap
+	-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root
+	-fsdev "local,id=vm,path=$vmdir,security_model=none,multidevs=remap"
+	-device virtio-9p-pci,fsdev=vm,mount_tag=vmdir)
+if [ "${VM_SCRATCH_MB:-256}" != 0 ]; then
+	rm -f "$vmdir/scratch.img"
+	truncate -s "${VM_SCRATCH_MB:-256}M" "$vmdir/scratch.img"
+	mkfs.ext4 -q -F "$vmdir/scratch.img" || die "mkfs.ext4 failed (e2fsprogs: scripts/deps.sh)"
+	args+=(-drive "file=$vmdir/scratch.img,if=virtio,format=raw,cache=unsafe")
+fi
+
+# Kernel lines carry a "[    1.234567]" stamp (printk.time=1); only those are
+# scanned, so a test printing "WARNING:" does not fail the run.
+bad='WARNING:|BUG:|BUG [^ ]+ \(|KFENCE:|KASAN:|UBSAN:|kmemleak:|Oops|Kernel panic|general protection fault|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: |^={20,}$|soft lockup|hard LOCKUP|rcu_.*stall|list_(add|del) corruption|Unable to handle kernel|kernel BUG at|unreferenced object'
+export VM_BAD_RE=$bad
+
+start=$SECONDS
+if [ $shell = 1 ]; then
+	echo "vm.sh: interactive guest ($accel); 'exit' or Ctrl-D powers off, Ctrl-A x kills QEMU" >&2
+	timeout -k 5 --foreground "$timeout" qemu-system-x86_64 "${args[@]}" \
+		-chardev "stdio,id=con,mux=on,signal=off,logfile=$log" \
+		-serial chardev:con -mon chardev=con,mode=readline
+	qrc=$?
+else
+	# Console to console.log (without the CRs); to stdout only what is not
+	# a kernel message, plus kernel problems; all of it with VM_VERBOSE=1.
+	timeout -k 5 "$timeout" qemu-system-x86_64 "${args[@]}" -serial stdio </dev/null 2>&1 |
+		VM_LOG=$log VM_VERBOSE=${VM_VERBOSE:-0} perl -ne '
+			BEGIN {
+				$| = 1;
+				open(LOG, ">", $ENV{VM_LOG}) or die "$ENV{VM_LOG}: $!";
+				LOG->autoflush(1);
+				$bad = $ENV{VM_BAD_RE};
+			}
+			s/\r//g;
+			print LOG;
+			if ($ENV{VM_VERBOSE} || !/\[ *\d+\.\d+\]/) {
+				print;
+			} elsif (/\[ *\d+\.\d+\] (.*)/ && $1 =~ /$bad/) {
+				print "[kernel] $1\n";
+			}'
+	qrc=${PIPESTATUS[0]}
+fi
+secs=$((SECONDS - start))
+
+# --- verdict ---------------------------------------------------------------
+
+tainted=$(cat "$vmdir/tainted" 2>/dev/null || echo "?")
+problems=$(tr -d '\r' <"$log" | perl -ne 'print if /\[ *\d+\.\d+\] (.*)/ && $1 =~ /$ENV{VM_BAD_RE}/' | head -20)
+# Taint bits that mean the kernel itself complained: B(5) D(7) W(9) L(14) (see
+# Documentation/admin-guide/tainted-kernels.rst).
+if [ "$tainted" != "?" ] && [ $((tainted & (1 << 5 | 1 << 7 | 1 << 9 | 1 << 14))) != 0 ]; then
+	problems+=$'\n'"kernel tainted: $tainted"
+fi
+
+rc=$(cat "$status" 2>/dev/null)
+case "$rc" in ''|*[!0-9]*) rc= ;; esac
+
+if [ -n "$problems" ]; then
+	echo "vm.sh: FAIL: the kernel reported problems (guest status ${rc:-none}):" >&2
+	echo "$problems" | sed 's/^/  /' >&2
+	echo "vm.sh: last 60 lines of $log:" >&2
+	tail -n 60 "$log" | sed 's/^/  | /' >&2
+	exit 125
+fi
+if [ -z "$rc" ]; then
+	if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+		why="timed out after ${timeout}s"
+	else
+		why="QEMU exited with $qrc"
+	fi
+	echo "vm.sh: FAIL: the guest reported no exit status ($why)" >&2
+	echo "vm.sh: last 60 lines of $log:" >&2
+	tail -n 60 "$log" | sed 's/^/  | /' >&2
+	exit 124
+fi
+boot=$(sed -n 's/^\[ *\([0-9.]*\)\] guest-init: running.*/\1/p' "$log" | head -1)
+echo "vm.sh: guest exited with status $rc after ${secs}s ($accel; user space at ${boot:-?}s uptime)" >&2
+exit "$rc"
