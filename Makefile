@@ -23,7 +23,11 @@ deps: ## install the Debian 12 packages needed (as root; else print the apt-get 
 	@scripts/deps.sh
 
 linux: ## make linux/: Debian's linux-source-6.12 as tag base + patches/ on branch coarse-stat
+ifeq ($(LINUX),$(CURDIR)/linux)
 	@scripts/get-base.sh
+else
+	@echo "linux: using your tree LINUX=$(LINUX) as it is"
+endif
 
 kernel: linux ## build the guest kernel (tinyconfig + scripts/*.config, debug options) in build/linux
 	@scripts/build-kernel.sh debug

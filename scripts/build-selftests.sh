@@ -8,7 +8,7 @@
 # Result: build/kselftest/install/run_kselftest.sh ($KSFT_INSTALL).
 #
 # TARGETS: $KSFT_TARGETS, default coarse_stat; while the tree has no
-# tools/testing/selftests/coarse_stat, a small stand-in (mincore size) so
+# tools/testing/selftests/coarse_stat, a small stand-in (size sigaltstack) so
 # the harness can be exercised.
 set -euo pipefail
 
@@ -24,7 +24,7 @@ if [ -z "$targets" ]; then
 	if [ -f "$src/tools/testing/selftests/coarse_stat/Makefile" ]; then
 		targets=coarse_stat
 	else
-		targets="mincore size"
+		targets="size sigaltstack"
 		echo "build-selftests: no tools/testing/selftests/coarse_stat yet: using the stand-in '$targets'"
 	fi
 fi

@@ -157,7 +157,7 @@ fi
 
 # Kernel lines carry a "[    1.234567]" stamp (printk.time=1); only those are
 # scanned, so a test printing "WARNING:" does not fail the run.
-bad='WARNING:|BUG:|BUG [^ ]+ \(|KFENCE:|KASAN:|UBSAN:|kmemleak:|Oops|Kernel panic|general protection fault|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: |^={20,}$|soft lockup|hard LOCKUP|rcu_.*stall|list_(add|del) corruption|Unable to handle kernel|kernel BUG at|unreferenced object'
+bad='WARNING:|BUG:|BUG [^ ]+ \(|KFENCE:|KASAN:|UBSAN:|kmemleak:|Oops|Kernel panic|general protection fault|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: |^={20,}$|soft lockup|hard LOCKUP|rcu_.*stall|list_(?:add|del) corruption|Unable to handle kernel|kernel BUG at|unreferenced object'
 export VM_BAD_RE=$bad
 
 start=$SECONDS
@@ -182,8 +182,9 @@ else
 			print LOG;
 			if ($ENV{VM_VERBOSE} || !/\[ *\d+\.\d+\]/) {
 				print;
-			} elsif (/\[ *\d+\.\d+\] (.*)/ && $1 =~ /$bad/) {
-				print "[kernel] $1\n";
+			} elsif (/\[ *\d+\.\d+\] (.*)/) {
+				my $msg = $1;
+				print "[kernel] $msg\n" if $msg =~ /$bad/;
 			}'
 	qrc=${PIPESTATUS[0]}
 fi
