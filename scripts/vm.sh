@@ -25,6 +25,8 @@
 #   VM_ACCEL	kvm or tcg (default: probe once, cached in build/vm/accel)
 #   VM_APPEND	extra kernel arguments
 #   VM_SMP, VM_MEM	vCPUs and memory (2, 2G)
+#   VM_TSC_KHZ	the host's TSC frequency for the TCG guest (default: from
+#		the host kernel log)
 #   VM_DEBUG=0	no slub_debug/init_on_free/KFENCE arguments (benchmarks)
 #   VM_VERBOSE=1	echo the whole console, not only the command's output and
 #		kernel problems
@@ -120,6 +122,26 @@ tcg)	accel_args=(-accel tcg,thread=multi -cpu max) ;;
 *)	die "VM_ACCEL must be kvm or tcg, not '$accel'" ;;
 esac
 
+# The guest's timekeeping must run on the TSC: the vDSO trusts the TSC only
+# when the kernel's clocksource is "tsc".  Under TCG the guest TSC is the
+# host's, but a small guest without ACPI has no HPET/PM timer to calibrate
+# it against, PIT calibration fails when the host is busy, and the
+# clocksource watchdog then drops the TSC for jiffies.  So: tsc=reliable (no
+# watchdog) and, under TCG, the host's TSC frequency (tsc_early_khz, from
+# the host kernel log, cached in build/vm/tsc_khz; VM_TSC_KHZ overrides).
+tsc_args="tsc=reliable"
+if [ "$accel" = tcg ]; then
+	tsc_khz=${VM_TSC_KHZ:-$(cat "$top/build/vm/tsc_khz" 2>/dev/null)}
+	if [ -z "$tsc_khz" ]; then
+		tsc_khz=$( (dmesg 2>/dev/null || journalctl -k -b -q 2>/dev/null) |
+			sed -n -e 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' \
+			       -e 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' |
+			tail -n 1 | awk '$1 > 0 { printf "%d\n", $1 * 1000 }')
+		[ -z "$tsc_khz" ] || echo "$tsc_khz" >"$top/build/vm/tsc_khz"
+	fi
+	[ -z "$tsc_khz" ] || tsc_args+=" tsc_early_khz=$tsc_khz"
+fi
+
 # --- the command -----------------------------------------------------------
 
 if [ $shell = 1 ]; then
@@ -135,7 +157,7 @@ else
 	echo "command" >"$vmdir/mode"
 fi
 
-append="console=ttyS0 printk.time=1 panic_on_warn=1 oops=panic panic=-1 softlockup_panic=1"
+append="console=ttyS0 printk.time=1 panic_on_warn=1 oops=panic panic=-1 softlockup_panic=1 $tsc_args"
 # Memory debugging on every test boot; VM_DEBUG=0 (benchmarks) leaves it out.
 [ "${VM_DEBUG:-1}" = 0 ] || append+=" slub_debug=FZPU init_on_free=1 kfence.sample_interval=10"
 append+=" root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=512000 ro"
@@ -222,5 +244,8 @@ if [ -z "$rc" ]; then
 	exit 124
 fi
 boot=$(sed -n 's/^\[ *\([0-9.]*\)\] guest-init: running.*/\1/p' "$log" | head -1)
+cs=$(sed -n 's/.*guest-init: clocksource \(.*\)/\1/p' "$log" | head -1)
+[ "$cs" = tsc ] || [ -z "$cs" ] ||
+	echo "vm.sh: warning: the guest's clocksource was $cs, not tsc (set VM_TSC_KHZ?)" >&2
 echo "vm.sh: guest exited with status $rc after ${secs}s ($accel; user space at ${boot:-?}s uptime)" >&2
 exit "$rc"

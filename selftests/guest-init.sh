@@ -81,6 +81,7 @@ if [ -b /dev/vda ]; then
 	mount -t ext4 /dev/vda /tmp/scratch && export COARSE_STAT_SCRATCH=/tmp/scratch
 fi
 
+echo "guest-init: clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" >/dev/kmsg
 echo "guest-init: running $(cat "$VMDIR/mode" 2>/dev/null)" >/dev/kmsg
 if [ "$(cat "$VMDIR/mode" 2>/dev/null)" = shell ]; then
 	. "$VMDIR/cmd"
