@@ -60,5 +60,5 @@ clean: ## remove build/ (kernel builds, kselftests, VM files); keeps linux/ and 
 	rm -rf build .linux.*
 
 distclean: clean ## also remove linux/ (refuses while it has commits not in patches/)
-	@[ ! -e linux/.git ] || LINUX=$(CURDIR)/linux scripts/get-base.sh >/dev/null
+	@[ ! -e linux/.git ] || GET_BASE_STRICT=1 LINUX=$(CURDIR)/linux scripts/get-base.sh >/dev/null
 	rm -rf linux
