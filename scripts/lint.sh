@@ -10,6 +10,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 src=${LINUX:-$top/linux}
 out=${KBUILD:-$top/build/linux}
+patches=$(realpath -m "${PATCHES:-$top/patches}")
 pass=0
 fail=0
 
@@ -30,9 +31,9 @@ n=0
 while read -r p; do
 	case "$p" in ''|'#'*) continue ;; esac
 	n=$((n + 1))
-	(cd "$src" && scripts/checkpatch.pl --strict --quiet --show-types "${cs[@]}" "$top/patches/$p")
+	(cd "$src" && scripts/checkpatch.pl --strict --quiet --show-types "${cs[@]}" "$patches/$p")
 	result "checkpatch --strict $p" $?
-done < <(cat "$top/patches/series" 2>/dev/null)
+done < <(cat "$patches/series" 2>/dev/null)
 [ $n -gt 0 ] || echo "lint: patches/series is empty: no patches to check"
 
 if command -v shellcheck >/dev/null; then
