@@ -16,6 +16,10 @@ jobs=${JOBS:-$(nproc)}
 [ -f "$src/Makefile" ] || { echo "build-kernel: no kernel tree at $src (run 'make linux')" >&2; exit 1; }
 mkdir -p "$out"
 
+# Two makes in one output directory corrupt it: one build at a time.
+exec 8>"$out/.build-kernel.lock"
+flock -n 8 || { echo "build-kernel: waiting for another build in $out" >&2; flock 8; }
+
 cc=gcc
 if command -v ccache >/dev/null 2>&1; then
 	export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
