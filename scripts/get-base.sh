@@ -66,7 +66,7 @@ if [ -e "$tree/.git" ]; then
 	exit 0
 fi
 
-[ -z "${LINUX:-}" ] || die "LINUX=$tree is not a git tree with a 'base' tag.
+[ "$tree" = "$top/linux" ] || die "LINUX=$tree is not a git tree with a 'base' tag.
   Apply the series to your own tree with:
     git -C $tree am \$(sed 's|^|$patches/|' $patches/series)"
 
