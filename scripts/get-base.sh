@@ -80,7 +80,7 @@ if [ ! -f "$tarball" ]; then
 fi
 
 ver=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || echo unknown)
-want=$(sed -n 's/^debian-version: //p' "$patches/BASE" 2>/dev/null)
+want=$(sed -n 's/^debian-version: //p' "$patches/BASE" 2>/dev/null || true)
 if [ -n "$want" ] && [ "$want" != "$ver" ]; then
 	echo "get-base: warning: patches/BASE was made on $pkg $want, this is $ver;
   the base commit id will differ and the series may not apply cleanly." >&2
