@@ -36,7 +36,7 @@ add() {
 start=$SECONDS
 echo "== kselftests ($(cat "$install/TARGETS" 2>/dev/null || echo '?')) in the guest"
 out=$top/build/check-kselftests.out
-"$top/scripts/vm.sh" --kernel "$kbuild/arch/x86/boot/bzImage" -- \
+"$top/scripts/vm.sh" --kernel "${VM_KERNEL:-$kbuild/arch/x86/boot/bzImage}" -- \
 	"$top/selftests/run-kselftests.sh" -d "$install" 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 add kselftests "$out"
