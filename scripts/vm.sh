@@ -30,7 +30,8 @@
 #   VM_DEBUG=0	no slub_debug/init_on_free/KFENCE arguments (benchmarks)
 #   VM_VERBOSE=1	echo the whole console, not only the command's output and
 #		kernel problems
-#   VM_SCRATCH_MB	size of an empty ext4 virtio disk, mounted in the guest on
+#   VM_SCRATCH_MB	size of a scratch virtio disk, $COARSE_STAT_SCRATCH_DEV in
+#		the guest; with ext4 in the kernel also mounted on
 #		/tmp/scratch = $COARSE_STAT_SCRATCH (256; 0: none)
 # QEMU option values contain commas:
 # shellcheck disable=SC2054

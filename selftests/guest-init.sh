@@ -74,11 +74,12 @@ hostname coarse-stat-vm 2>/dev/null
 ip link set lo up 2>/dev/null || busybox ip link set lo up 2>/dev/null
 export HOME=/root TERM=${TERM:-linux} TMPDIR=/tmp
 
-# A scratch ext4 file system on a real block device (O_DIRECT, iowait),
-# formatted by vm.sh on the host.
+# A scratch disk (O_DIRECT, iowait): the raw device, and the ext4 file
+# system vm.sh put on it when the kernel has ext4.
 if [ -b /dev/vda ]; then
+	export COARSE_STAT_SCRATCH_DEV=/dev/vda
 	mkdir -p /tmp/scratch
-	mount -t ext4 /dev/vda /tmp/scratch && export COARSE_STAT_SCRATCH=/tmp/scratch
+	mount -t ext4 /dev/vda /tmp/scratch 2>/dev/null && export COARSE_STAT_SCRATCH=/tmp/scratch
 fi
 
 echo "guest-init: clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" >/dev/kmsg
