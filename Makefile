@@ -12,9 +12,9 @@ BZIMAGE      := $(KBUILD)/arch/x86/boot/bzImage
 NODEBUG      := $(CURDIR)/build/linux-nodebug
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps linux kernel selftests run check bench lint export shell clean distclean
+.PHONY: all help deps linux tree kernel selftests run check bench lint export shell clean distclean
 
-all: linux kernel selftests ## build the kernel tree, the guest kernel and the kselftests (default)
+all: tree kernel selftests ## build the kernel tree, the guest kernel and the kselftests (default)
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  \1\t/' | expand -t 14
@@ -24,15 +24,22 @@ deps: ## install the Debian 12 packages needed (as root; else print the apt-get 
 
 linux: ## make linux/: Debian's linux-source-6.12 as tag base + patches/ on branch coarse-stat
 ifeq ($(LINUX),$(CURDIR)/linux)
-	@scripts/get-base.sh
+	@GET_BASE_STRICT=1 scripts/get-base.sh
 else
 	@echo "linux: using your tree LINUX=$(LINUX) as it is"
 endif
 
-kernel: linux ## build the guest kernel (tinyconfig + scripts/*.config, debug options) in build/linux
+# What the build targets depend on: like "linux", but a tree with work not yet
+# exported is used as it is (with a note) instead of refused.
+tree:
+ifeq ($(LINUX),$(CURDIR)/linux)
+	@scripts/get-base.sh
+endif
+
+kernel: tree ## build the guest kernel (tinyconfig + scripts/*.config, debug options) in build/linux
 	@scripts/build-kernel.sh debug
 
-selftests: linux ## build and install the kselftests (coarse_stat) in build/kselftest/install
+selftests: tree ## build and install the kselftests (coarse_stat) in build/kselftest/install
 	@scripts/build-selftests.sh
 
 run: deps kernel ## main job: boot the patched kernel in QEMU and show the feature (scripts/demo.sh)
@@ -41,7 +48,7 @@ run: deps kernel ## main job: boot the patched kernel in QEMU and show the featu
 check: deps all ## boot, run the kselftests and the harness checks; last line "N passed, N failed"
 	@scripts/check.sh
 
-bench: deps linux ## boot a kernel without debug options and run the benchmarks
+bench: deps tree ## boot a kernel without debug options and run the benchmarks
 	@scripts/build-kernel.sh nodebug
 	@$(MAKE) --no-print-directory selftests
 	@VM_DEBUG=0 scripts/vm.sh --kernel $(NODEBUG)/arch/x86/boot/bzImage -- scripts/bench.sh
