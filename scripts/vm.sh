@@ -25,6 +25,7 @@
 #   VM_ACCEL	kvm or tcg (default: probe once, cached in build/vm/accel)
 #   VM_APPEND	extra kernel arguments
 #   VM_SMP, VM_MEM	vCPUs and memory (2, 2G)
+#   VM_TCG_THREAD	single (default) or multi: QEMU TCG threading (see below)
 #   VM_TSC_KHZ	the host's TSC frequency for the TCG guest (default: from
 #		the host kernel log)
 #   VM_DEBUG=0	no slub_debug/init_on_free/KFENCE arguments (benchmarks)
@@ -119,7 +120,14 @@ if [ -z "$accel" ]; then
 fi
 case "$accel" in
 kvm)	accel_args=(-accel kvm -cpu host) ;;
-tcg)	accel_args=(-accel tcg,thread=multi -cpu max) ;;
+# Single-threaded TCG by default: with thread=multi, QEMU 7.2 (Debian 12) lets a
+# vCPU run stale code after the kernel patches a static key (text_poke_bp), and
+# the guest dies with "Oops: int3" at the key's site.  A stock key shows it too:
+#   scripts/vm.sh -- sh -c 'while :; do echo 1 >/proc/sys/kernel/sched_schedstats;
+#	echo 0 >/proc/sys/kernel/sched_schedstats; done'
+# oopses in dequeue_entities() within seconds under thread=multi, never under
+# thread=single.  VM_TCG_THREAD=multi to try it.
+tcg)	accel_args=(-accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu max) ;;
 *)	die "VM_ACCEL must be kvm or tcg, not '$accel'" ;;
 esac
 
