@@ -42,7 +42,7 @@ kernel: tree ## build the guest kernel (tinyconfig + scripts/*.config, debug opt
 selftests: tree ## build and install the kselftests (coarse_stat) in build/kselftest/install
 	@scripts/build-selftests.sh
 
-run: deps kernel ## main job: boot the patched kernel in QEMU and show the feature (scripts/demo.sh)
+run: deps kernel selftests ## main job: boot the patched kernel in QEMU and show the feature (scripts/demo.sh)
 	@scripts/vm.sh -- scripts/demo.sh
 
 check: deps all ## boot, run the kselftests and the harness checks; last line "N passed, N failed"

@@ -19,3 +19,16 @@ else
 	echo "(missing: the feature is not in this kernel yet)"
 fi
 echo "== clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+
+# The feature at work: the kselftests print what they measure.  Each line
+# "... ms" compares a bucket of the thread page with the wall clock or /proc.
+st=${KSFT_INSTALL:-$top/build/kselftest/install}/coarse_stat
+if [ -x "$st/t_thread" ]; then
+	echo "== a thread's page: spin, sleep, a cross-thread read across a wakeup"
+	"$st/t_thread" -t header -t busy_spin -t nanosleep -t cross_thread_wakeup 2>&1 |
+		grep -vE '^# +(RUN|OK) ' || exit 1
+	echo "== the CPU page against /proc/stat"
+	"$st/t_cpu" -t tracks_proc_stat 2>&1 | grep -vE '^# +(RUN|OK) ' || exit 1
+else
+	echo "(no kselftests in $st: run 'make selftests')"
+fi

@@ -20,7 +20,7 @@ pkgs=(
 # Optional but fast: a rebuild of an unchanged file is a cache hit.
 pkgs+=(ccache)
 if [ "${1:-}" = lint ]; then
-	pkgs+=(shellcheck sparse codespell)
+	pkgs+=(shellcheck sparse codespell python3-ply python3-git python3-docutils)
 fi
 
 missing=()

@@ -31,7 +31,7 @@ n=0
 while read -r p; do
 	case "$p" in ''|'#'*) continue ;; esac
 	n=$((n + 1))
-	(cd "$src" && scripts/checkpatch.pl --strict --quiet --show-types "${cs[@]}" "$patches/$p")
+	(cd "$src" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --quiet --show-types "${cs[@]}" "$patches/$p")
 	result "checkpatch --strict $p" $?
 done < <(cat "$patches/series" 2>/dev/null)
 [ $n -gt 0 ] || echo "lint: patches/series is empty: no patches to check"
@@ -44,6 +44,30 @@ if command -v shellcheck >/dev/null; then
 	done
 else
 	echo "lint: shellcheck not installed: shell scripts not checked (apt-get install shellcheck)"
+fi
+
+# The MAINTAINERS entry the series adds and MAINTAINERS-snippet are the same text.
+sed -n '/^COARSE_STAT (/,/^$/p' "$src/MAINTAINERS" | sed '/^$/d' | diff -u - "$top/MAINTAINERS-snippet"
+result "MAINTAINERS-snippet matches the series" $?
+
+# kernel-doc of the headers and sources the series adds.
+docs=$(git -C "$src" diff --name-only --diff-filter=A base..coarse-stat -- '*.h' 'kernel/*.c')
+if [ -n "$docs" ]; then
+	# shellcheck disable=SC2086
+	out_kd=$(cd "$src" && scripts/kernel-doc -none -Wall $docs 2>&1)
+	[ -z "$out_kd" ] || echo "$out_kd"
+	[ -z "$out_kd" ]
+	result "kernel-doc -Wall on the added files" $?
+fi
+
+# The rst the series adds must build (docutils, warnings are errors).
+if command -v rst2html >/dev/null; then
+	for r in $(git -C "$src" diff --name-only --diff-filter=A base..coarse-stat -- '*.rst'); do
+		rst2html --halt=warning "$src/$r" >/dev/null
+		result "rst2html $r" $?
+	done
+else
+	echo "lint: rst2html not installed: rst not checked (apt-get install python3-docutils)"
 fi
 
 if [ "${LINT_SPARSE:-0}" = 1 ]; then
