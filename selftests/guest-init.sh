@@ -44,6 +44,7 @@ if [ "${1:-}" != stage2 ]; then
 	umount /proc
 	umount /tmp
 	for d in /tmp /run /var/tmp /root; do
+		case "$0" in "$d"/*) continue ;; esac
 		mount -t tmpfs -o mode=0755 tmp "$d"
 	done
 	chmod 1777 /tmp /var/tmp
@@ -61,7 +62,12 @@ ln -sf /proc/self/fd/2 /dev/stderr
 mkdir -p /dev/pts /dev/shm
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 mount -t tmpfs -o mode=1777 shm /dev/shm
-mount -t tmpfs -o mode=1777 tmp /tmp
+# A fresh /tmp, unless the project itself lives under /tmp (a CI clone, say):
+# the overlay root already makes /tmp writable, and a tmpfs would hide it.
+case "$0" in
+/tmp/*) ;;
+*) mount -t tmpfs -o mode=1777 tmp /tmp ;;
+esac
 mount -t tmpfs -o mode=0755 run /run
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
