@@ -20,15 +20,23 @@ else
 fi
 echo "== clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 
-# The feature at work: the kselftests print what they measure.  Each line
-# "... ms" compares a bucket of the thread page with the wall clock or /proc.
+# The feature at work, as a user sees it: csfcat and the eventloop sample
+# (built with the kselftests from tools/coarse_stat and samples/coarse_stat),
+# then a few kselftests, which print what they compare against /proc.
 st=${KSFT_INSTALL:-$top/build/kselftest/install}/coarse_stat
-if [ -x "$st/t_thread" ]; then
-	echo "== a thread's page: spin, sleep, a cross-thread read across a wakeup"
-	"$st/t_thread" -t header -t busy_spin -t nanosleep -t cross_thread_wakeup 2>&1 |
-		grep -vE '^# +(RUN|OK) ' || exit 1
-	echo "== the CPU page against /proc/stat"
-	"$st/t_cpu" -t tracks_proc_stat 2>&1 | grep -vE '^# +(RUN|OK) ' || exit 1
-else
-	echo "(no kselftests in $st: run 'make selftests')"
+if [ ! -x "$st/csfcat" ]; then
+	echo "(no csfcat in $st: run 'make selftests')"
+	exit 1
 fi
+echo "== csfcat self 100: sleep 50 ms, spin 50 ms, where the wall time went (vDSO, no syscall)"
+"$st/csfcat" self 100 || exit 1
+echo "== csfcat cpu (the CPU page in /proc/stat format), then /proc/stat itself"
+"$st/csfcat" cpu | head -n 4 || exit 1
+head -n 3 /proc/stat
+echo "== eventloop: snapshots before every operation, reports only the slow ones"
+"$st/eventloop" || exit 1
+echo "== a thread's page against the wall clock and /proc (kselftests)"
+"$st/t_thread" -t busy_spin -t nanosleep -t cross_thread_wakeup 2>&1 |
+	grep -vE '^# +(RUN|OK) ' || exit 1
+echo "== the vDSO: versioned symbols, no system call in 100000 snapshots"
+"$st/t_vdso" -t symbols_versioned -t no_syscall 2>&1 | grep -vE '^# +(RUN|OK) ' || exit 1
