@@ -9,15 +9,15 @@ KBUILD  ?= $(CURDIR)/build/linux
 export LINUX KBUILD
 
 BZIMAGE      := $(KBUILD)/arch/x86/boot/bzImage
-NODEBUG      := $(CURDIR)/build/linux-nodebug
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps linux tree kernel selftests run check bench lint export shell clean distclean
+.PHONY: all help deps linux tree kernel selftests run check check-kasan bench lint bisect-check b4-check export shell clean distclean
 
 all: tree kernel selftests ## build the kernel tree, the guest kernel and the kselftests (default)
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  \1\t/' | expand -t 14
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z0-9-]+):.*## /\1\t/' | \
+		awk -F'\t' '{ printf "  %-13s %s\n", $$1, $$2 }'
 
 deps: ## install the Debian 12 packages needed (as root; else print the apt-get line)
 	@scripts/deps.sh
@@ -48,14 +48,26 @@ run: deps kernel selftests ## main job: boot the patched kernel in QEMU and show
 check: deps all ## boot, run the kselftests and the harness checks; last line "N passed, N failed"
 	@scripts/check.sh
 
-bench: deps tree ## boot a kernel without debug options and run the benchmarks
-	@scripts/build-kernel.sh nodebug
-	@$(MAKE) --no-print-directory selftests
-	@VM_DEBUG=0 scripts/vm.sh --kernel $(NODEBUG)/arch/x86/boot/bzImage -- scripts/bench.sh
+KASAN_KBUILD := $(CURDIR)/build/linux-kasan
 
-lint: ## checkpatch --strict on patches/, shellcheck on the scripts
+check-kasan: deps tree selftests ## optional, slow: kselftests on a KASAN+kmemleak kernel (build/linux-kasan), leak scan
+	@KBUILD=$(KASAN_KBUILD) scripts/build-kernel.sh kasan
+	@VM_KERNEL=$(KASAN_KBUILD)/arch/x86/boot/bzImage VM_DIR=$(CURDIR)/build/vm-kasan \
+		VM_TIMEOUT=$${VM_TIMEOUT:-3600} CHECK_HARNESS=0 CHECK_KMEMLEAK=1 scripts/check.sh
+
+bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them, write Documentation/bench/
+	@scripts/bench.sh
+
+lint: ## checkpatch, shellcheck, MAINTAINERS, kernel-doc, htmldocs, sparse and W=1 (new findings only)
 	@scripts/deps.sh lint || true
 	@scripts/lint.sh
+
+bisect-check: ## build the kernel at every commit of linux/ base..coarse-stat (build/bisect; long)
+	@scripts/bisect-check.sh
+
+b4-check: ## b4 send --dry-run of patches/ in build/b4: mails, checkpatch, recipients = get_maintainer.pl
+	@scripts/deps.sh b4 || true
+	@scripts/b4-check.sh
 
 export: ## write linux/ base..coarse-stat back into patches/ (keeps the cover letter text)
 	@scripts/export.sh

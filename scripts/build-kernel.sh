@@ -1,9 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Configure and build the guest kernel out of tree: tinyconfig + scripts/*.config.
-#   scripts/build-kernel.sh [debug|nodebug]
+#   scripts/build-kernel.sh [debug|FLAVOUR]
+# debug (the default) adds scripts/debug.config; kasan adds it and scripts/kasan.config
+# (make check-kasan); any other flavour (nodebug, bench, ...) leaves it out.  Flavours
+# other than debug build in build/linux-FLAVOUR.
 # Environment: LINUX (source tree, default linux/), KBUILD (output, default build/linux),
-# CCACHE_DIR (default ~/.cache/ccache, outside the clone).
+# CCACHE_DIR (default ~/.cache/ccache, outside the clone), KCONFIG_EXTRA (more fragments,
+# applied last: they override, e.g. CONFIG_COARSE_STAT=n), ALLOW_MISSING_CONFIG=1 (build
+# even if some fragment option does not exist in the tree, such as an unpatched base).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,9 +35,14 @@ export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 2026" KBUILD_BUILD_USER=c
 
 frags=("$top/scripts/guest.config" "$top/scripts/coarse_stat.config")
 [ "$flavour" = debug ] && frags+=("$top/scripts/debug.config")
+[ "$flavour" = kasan ] && frags+=("$top/scripts/debug.config" "$top/scripts/kasan.config")
 # What the kselftests say they need (their 'config' file) must be in too.
 ksft_config=$src/tools/testing/selftests/coarse_stat/config
 [ -f "$ksft_config" ] && frags+=("$ksft_config")
+for f in ${KCONFIG_EXTRA:-}; do
+	[ -f "$f" ] || { echo "build-kernel: no fragment $f (KCONFIG_EXTRA)" >&2; exit 1; }
+	frags+=("$f")
+done
 
 # Regenerate .config only when a fragment changed: keeps incremental builds incremental.
 stamp=$out/.coarse_stat-config.sum
@@ -42,16 +52,23 @@ if [ ! -f "$out/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
 	KCONFIG_CONFIG="$out/.config" "$src/scripts/kconfig/merge_config.sh" -m -O "$out" \
 		"$out/.config" "${frags[@]}" >/dev/null
 	make -s -C "$src" O="$out" CC="$cc" olddefconfig >/dev/null
-	# Every option the fragments ask for must survive olddefconfig.
+	# Every option the fragments ask for (the last fragment setting it wins)
+	# must survive olddefconfig.
 	missing=0
+	declare -A want=()
 	for f in "${frags[@]}"; do
 		while IFS= read -r line; do
 			case "$line" in
-			CONFIG_*=n) opt=${line%%=*}
-				grep -q "^$opt=" "$out/.config" && { echo "build-kernel: $opt is set" >&2; missing=1; } ;;
-			CONFIG_*) grep -qx "$line" "$out/.config" || { echo "build-kernel: '$line' did not stick" >&2; missing=1; } ;;
+			CONFIG_*=*) want[${line%%=*}]=$line ;;
 			esac
 		done < "$f"
+	done
+	for opt in "${!want[@]}"; do
+		line=${want[$opt]}
+		case "$line" in
+		*=n)	grep -q "^$opt=" "$out/.config" && { echo "build-kernel: $opt is set" >&2; missing=1; } ;;
+		*)	grep -qx "$line" "$out/.config" || { echo "build-kernel: '$line' did not stick" >&2; missing=1; } ;;
+		esac
 	done
 	if [ "$missing" = 1 ] && [ -z "${ALLOW_MISSING_CONFIG:-}" ]; then
 		echo "build-kernel: config fragments did not apply (see above)" >&2
@@ -60,6 +77,12 @@ if [ ! -f "$out/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
 	echo "$sum" > "$stamp"
 fi
 
+# KTARGETS: other make targets than bzImage (scripts/lint.sh builds single objects).
+if [ -n "${KTARGETS:-}" ]; then
+	# shellcheck disable=SC2086
+	make -C "$src" O="$out" CC="$cc" -j"$jobs" ${KMAKEFLAGS:-} $KTARGETS
+	exit
+fi
 make -C "$src" O="$out" CC="$cc" -j"$jobs" ${KMAKEFLAGS:-} bzImage
 ln -sf "$out/arch/x86/boot/bzImage" "$out/../bzImage${flavour/#debug/}" 2>/dev/null || true
 echo "build-kernel: $out/arch/x86/boot/bzImage"

@@ -7,7 +7,9 @@
 # KFENCE, ... or no exit status) counts as one more failure.  The last line
 # is "N passed, N failed"; the exit status is 1 when anything failed.
 # Environment: KSFT_INSTALL (the kselftest tree), VM_KERNEL, CHECK_HARNESS=0
-# (skip the harness self-checks, ~1.5 min).
+# (skip the harness self-checks, ~1.5 min), CHECK_KMEMLEAK=1 (the kernel has
+# kmemleak: scan for leaks after the kselftests, in the same boot; one more
+# test case; make check-kasan).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,10 +40,20 @@ add() {
 start=$SECONDS
 echo "== kselftests ($(cat "$install/TARGETS" 2>/dev/null || echo '?')) in the guest"
 out=$top/build/check-kselftests.out
+guest=("$top/selftests/run-kselftests.sh" -d "$install")
+[ "${CHECK_KMEMLEAK:-0}" = 0 ] || guest=("$top/selftests/with-kmemleak.sh" "${guest[@]}")
 "$top/scripts/vm.sh" --kernel "${VM_KERNEL:-$kbuild/arch/x86/boot/bzImage}" -- \
-	"$top/selftests/run-kselftests.sh" -d "$install" 2>&1 | tee "$out"
+	"${guest[@]}" 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 add kselftests "$out"
+if [ "${CHECK_KMEMLEAK:-0}" != 0 ]; then
+	if grep -qx 'kmemleak: no leaks' "$out"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		failed+=("kmemleak: $(grep '^kmemleak: ' "$out" | tail -n 1 || echo 'no scan') (see $out)")
+	fi
+fi
 case "$rc" in
 124|125)
 	fail=$((fail + 1))

@@ -3,7 +3,7 @@
 #
 # Make sure the Debian 12 packages the project needs are installed.
 #
-#   scripts/deps.sh [lint]
+#   scripts/deps.sh [lint|bench|b4]
 #
 # As root, missing packages are installed with apt-get; otherwise the exact
 # apt-get command is printed and the script fails.
@@ -21,6 +21,16 @@ pkgs=(
 pkgs+=(ccache)
 if [ "${1:-}" = lint ]; then
 	pkgs+=(shellcheck sparse codespell python3-ply python3-git python3-docutils)
+	# make htmldocs (Documentation/sphinx/requirements.txt: Sphinx, alabaster, pyyaml)
+	pkgs+=(python3-sphinx python3-alabaster python3-yaml)
+fi
+# make b4-check
+if [ "${1:-}" = b4 ]; then
+	pkgs+=(b4 git-filter-repo)
+fi
+# make bench: the chart of the results.
+if [ "${1:-}" = bench ]; then
+	pkgs+=(gnuplot-nox)
 fi
 
 missing=()

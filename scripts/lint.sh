@@ -1,16 +1,36 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make lint: checkpatch.pl --strict on every patch of the series (not the
-# cover letter), shellcheck on the project's shell scripts when installed,
-# and with LINT_SPARSE=1 a sparse (C=2) + W=1 rebuild of the C files the
-# series touches.  Last line: "N passed, N failed".
+# make lint: the static checks of the series.  Last line: "N passed, N failed".
+#
+#  - checkpatch.pl --strict on every patch of patches/ (not the cover letter)
+#  - shellcheck on the project's shell scripts
+#  - MAINTAINERS: the entry the series adds equals MAINTAINERS-snippet, and
+#    get_maintainer.pl names it for every file the series adds
+#  - kernel-doc -none -Wall on the .c/.h files the series adds
+#  - make htmldocs SPHINXDIRS=<the directories of the .rst files it adds>:
+#    no warning about our files (without Sphinx: rst2html, docutils alone)
+#  - sparse (C=1) and W=1 on the kernel objects of the .c files the series
+#    adds (no finding allowed) and changes (no finding that the same object
+#    does not have at base: warnings are compared without line numbers)
+#
+# The tree checked is linux/ as it is: base..coarse-stat plus uncommitted
+# and untracked files.  The build checks configure their own output
+# directories like 'make kernel' (scripts/build-kernel.sh), so they need
+# neither build/linux nor its lock:
+#   build/lint/out             the series (single objects, C=1 W=1)
+#   build/lint/base/linux      base, unpacked with git archive (once)
+#   build/lint/base/out        its objects; their findings are cached
+#   build/lint/htmldocs        the Sphinx output
+# Times on 2 busy cores: ~3 min; the first run ~10-14 min (base unpacked and
+# built, Sphinx reads all of userspace-api).
+# LINT_BUILD=0 skips sparse/W=1, LINT_HTMLDOCS=0 skips Sphinx.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-src=${LINUX:-$top/linux}
-out=${KBUILD:-$top/build/linux}
+src=$(realpath -m "${LINUX:-$top/linux}")
 patches=$(realpath -m "${PATCHES:-$top/patches}")
+lint=$top/build/lint
 pass=0
 fail=0
 
@@ -24,18 +44,57 @@ result() {
 	fi
 }
 
+note() { echo "lint: $*"; }
+
+# Read-only git on the kernel tree (no index refresh written).
+g() { git --no-optional-locks -C "$src" "$@"; }
+
 [ -x "$src/scripts/checkpatch.pl" ] || { echo "lint: no $src/scripts/checkpatch.pl (make linux)" >&2; exit 1; }
+g rev-parse -q --verify base >/dev/null || { echo "lint: $src has no 'base' tag" >&2; exit 1; }
+mkdir -p "$lint"
+exec 9>"$lint/.lock"
+flock -n 9 || { note "waiting for another 'make lint'"; flock 9; }
+start=$SECONDS
+
+# The files the series adds and changes: committed, uncommitted, untracked.
+added=$({ g diff --name-only --no-renames --diff-filter=A base; g ls-files --others --exclude-standard; } | sort -u)
+changed=$(g diff --name-only --no-renames --diff-filter=M base | sort -u)
+# added_match GLOB...: the added files matching one of the globs.
+added_match() {
+	local f p
+	for f in $added; do
+		for p in "$@"; do
+			# shellcheck disable=SC2053
+			[[ $f == $p ]] && { echo "$f"; break; }
+		done
+	done
+}
+
+# --- checkpatch -----------------------------------------------------------
+# One checkpatch per CPU (the large patches take most of the time).
 cs=()
 command -v codespell >/dev/null && cs=(--codespell)
-n=0
-while read -r p; do
-	case "$p" in ''|'#'*) continue ;; esac
-	n=$((n + 1))
-	(cd "$src" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --quiet --show-types "${cs[@]}" "$patches/$p")
-	result "checkpatch --strict $p" $?
-done < <(cat "$patches/series" 2>/dev/null)
-[ $n -gt 0 ] || echo "lint: patches/series is empty: no patches to check"
+mapfile -t plist < <(sed -e '/^#/d' -e '/^$/d' "$patches/series" 2>/dev/null)
+cpd=$lint/checkpatch
+rm -rf "$cpd"
+mkdir -p "$cpd"
+checkpatch() {
+	(cd "$src" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --quiet --show-types \
+		"${cs[@]}" "$patches/$1") >"$cpd/$1.out" 2>&1
+	echo $? >"$cpd/$1.rc"
+}
+for p in "${plist[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
+	checkpatch "$p" &
+done
+wait
+for p in "${plist[@]}"; do
+	cat "$cpd/$p.out"
+	result "checkpatch --strict $p" "$(cat "$cpd/$p.rc")"
+done
+[ ${#plist[@]} -gt 0 ] || note "patches/series is empty: no patches to check"
 
+# --- shellcheck -----------------------------------------------------------
 if command -v shellcheck >/dev/null; then
 	for s in "$top"/scripts/*.sh "$top"/selftests/*.sh "$top"/.ci/run; do
 		[ -f "$s" ] || continue
@@ -43,42 +102,236 @@ if command -v shellcheck >/dev/null; then
 		result "shellcheck ${s#"$top"/}" $?
 	done
 else
-	echo "lint: shellcheck not installed: shell scripts not checked (apt-get install shellcheck)"
+	note "shellcheck not installed: shell scripts not checked (apt-get install shellcheck)"
 fi
 
+# --- MAINTAINERS ----------------------------------------------------------
 # The MAINTAINERS entry the series adds and MAINTAINERS-snippet are the same text.
 sed -n '/^COARSE_STAT (/,/^$/p' "$src/MAINTAINERS" | sed '/^$/d' | diff -u - "$top/MAINTAINERS-snippet"
 result "MAINTAINERS-snippet matches the series" $?
 
-# kernel-doc of the headers and sources the series adds.
-docs=$(git -C "$src" diff --name-only --diff-filter=A base..coarse-stat -- '*.h' 'kernel/*.c')
+# Its F: lines cover every file the series adds.
+entry=$(head -n 1 "$top/MAINTAINERS-snippet")
+uncovered=$(for f in $added; do echo "$f"; done |
+	(cd "$src" && xargs -r -P "$(nproc)" -I{} sh -c \
+		'scripts/get_maintainer.pl --no-git --no-git-fallback -f "$1" 2>/dev/null |
+		 grep -qF "(maintainer:$2)" || echo "$1"' sh {} "$entry") | sort)
+if [ -n "$uncovered" ]; then
+	echo "lint: files not covered by the F: lines of '$entry':"
+	echo "$uncovered" | sed 's/^/  /'
+fi
+[ -z "$uncovered" ]
+rc=$?
+result "MAINTAINERS $entry covers the $(echo "$added" | grep -c .) added files" $rc
+
+# --- kernel-doc -----------------------------------------------------------
+docs=$(added_match '*.c' '*.h')
 if [ -n "$docs" ]; then
 	# shellcheck disable=SC2086
 	out_kd=$(cd "$src" && scripts/kernel-doc -none -Wall $docs 2>&1)
 	[ -z "$out_kd" ] || echo "$out_kd"
 	[ -z "$out_kd" ]
-	result "kernel-doc -Wall on the added files" $?
+	rc=$?
+	result "kernel-doc -Wall on the $(echo "$docs" | wc -l) added .c/.h files" $rc
 fi
 
-# The rst the series adds must build (docutils, warnings are errors).
-if command -v rst2html >/dev/null; then
-	for r in $(git -C "$src" diff --name-only --diff-filter=A base..coarse-stat -- '*.rst'); do
-		rst2html --halt=warning "$src/$r" >/dev/null
+# --- rst ------------------------------------------------------------------
+rsts=$(added_match '*.rst')
+sphinx=0
+[ "${LINT_HTMLDOCS:-1}" != 0 ] && command -v sphinx-build >/dev/null && sphinx=1
+if [ "$sphinx" = 1 ]; then
+	: # make htmldocs below reads them with the kernel's roles and directives
+elif command -v rst2html >/dev/null; then
+	# Without Sphinx: docutils alone, less the kernel's directives
+	# (kernel-doc, ...), which it does not know.  Sphinx roles (:ref:,
+	# :c:func:, ...) fail here: install python3-sphinx.
+	for r in $rsts; do
+		perl -ne 'if (/^\s*\.\. (kernel-doc|kernel-include|kernel-feat|kernel-abi|maintainers-include)::/) {
+				$skip = 1; print "\n"; next }
+			if ($skip && /^\s+\S/) { print "\n"; next }
+			$skip = 0; print' "$src/$r" >"$lint/rst.tmp"
+		mkdir -p "$lint/rst/${r%/*}"
+		mv "$lint/rst.tmp" "$lint/rst/$r"
+		rst2html --halt=warning "$lint/rst/$r" >/dev/null
 		result "rst2html $r" $?
 	done
 else
-	echo "lint: rst2html not installed: rst not checked (apt-get install python3-docutils)"
+	note "rst2html not installed: rst not checked (apt-get install python3-docutils)"
 fi
 
-if [ "${LINT_SPARSE:-0}" = 1 ]; then
-	files=$(git -C "$src" diff --name-only base..coarse-stat -- '*.c' | sed 's/\.c$/.o/')
-	for o in $files; do
-		make -s -C "$src" O="$out" C=2 W=1 "$o" 2>&1 | tee "$out/lint-$$.log"
-		! grep -qE 'warning:|error:' "$out/lint-$$.log"
-		result "sparse/W=1 $o" $?
+# --- htmldocs -------------------------------------------------------------
+# Sphinx rebuilds only what changed and repeats no warning of an unchanged
+# document: drop the doctrees of ours so that they are read again.
+if [ "${LINT_HTMLDOCS:-1}" = 0 ] || [ -z "$rsts" ]; then
+	:
+elif ! command -v sphinx-build >/dev/null; then
+	note "sphinx-build not installed: htmldocs not checked (apt-get install python3-sphinx)"
+else
+	dirs=$(echo "$rsts" | sed -n 's|^Documentation/\([^/]*\)/.*|\1|p' | sort -u | xargs)
+	if [ -z "$dirs" ]; then
+		note "no added .rst below Documentation/<dir>/: htmldocs not checked"
+	else
+		hd=$lint/htmldocs
+		for r in $rsts; do
+			d=${r#Documentation/}
+			rm -f "$hd/Documentation/output/.doctrees/${d%.rst}.doctree" \
+			      "$hd/Documentation/output/.doctrees/${d#*/}"
+			find "$hd" -name "$(basename "${d%.rst}").doctree" -delete 2>/dev/null
+		done
+		t=$SECONDS
+		nice -n 10 make -j"$(nproc)" -C "$src" O="$hd" SPHINXDIRS="$dirs" htmldocs >"$lint/htmldocs.log" 2>&1
+		rc=$?
+		# About our files: the added files' paths, the documents' names.
+		{ echo coarse_stat; echo "$added"; echo "$rsts" | sed 's/\.rst$//'; } >"$lint/htmldocs.names"
+		finds=$(grep -E 'WARNING|ERROR|SEVERE|CRITICAL|[Ww]arning:|[Ee]rror:' "$lint/htmldocs.log" |
+			grep -F -f "$lint/htmldocs.names")
+		[ -z "$finds" ] || echo "$finds"
+		for r in $rsts; do
+			h=${r#Documentation/}
+			case "$h" in
+			*/*) [ -f "$hd/Documentation/output/${h%.rst}.html" ] ||
+				{ echo "lint: no $hd/Documentation/output/${h%.rst}.html"; rc=1; } ;;
+			esac
+		done
+		[ "$rc" = 0 ] || tail -n 20 "$lint/htmldocs.log"
+		[ "$rc" = 0 ] && [ -z "$finds" ]
+		rc=$?
+		result "make htmldocs SPHINXDIRS=\"$dirs\": no warning about our files ($((SECONDS - t)) s)" $rc
+	fi
+fi
+
+# --- sparse and W=1 -------------------------------------------------------
+# The kernel objects of C files: those that a Makefile in their directory
+# names (not the ones only #included, like lib/vdso/*.c).
+objects() {
+	local f d o
+	for f in "$@"; do
+		case "$f" in
+		*.c) ;;
+		*) continue ;;
+		esac
+		case "$f" in
+		tools/*|samples/*|scripts/*|usr/*|Documentation/*) continue ;;
+		esac
+		d=${f%/*}
+		o=${f##*/}
+		o=${o%.c}.o
+		if grep -qsw -- "$o" "$src/$d/Makefile" "$src/$d/Kbuild"; then
+			echo "$d/$o"
+		else
+			echo "lint: $f: no Makefile builds $o; checked where it is #included" >&2
+		fi
 	done
-	rm -f "$out/lint-$$.log"
+}
+
+# build SRC OUT LOG ALLOW_MISSING_CONFIG OBJECT...: configure OUT like 'make
+# kernel' and rebuild the objects with sparse and W=1.  ccache replays the
+# compiler's warnings of an unchanged object.
+build() {
+	local s=$1 o=$2 log=$3 allow=$4 x
+	shift 4
+	for x in "$@"; do rm -f "$o/$x"; done
+	LINUX=$s KBUILD=$o ALLOW_MISSING_CONFIG=$allow KTARGETS="$*" KMAKEFLAGS="C=1 W=1" \
+		nice -n 10 "$top/scripts/build-kernel.sh" debug >"$log" 2>&1
+}
+
+# findings LOG TREE OUT: the compiler's and sparse's warnings and errors,
+# paths relative to TREE (or OUT for objects).  ccache makes gcc's paths
+# relative to OUT, sparse's are absolute.
+findings() {
+	perl -MFile::Spec -MCwd=abs_path -ne '
+		BEGIN { ($t, $o) = splice(@ARGV, 0, 2) }
+		next unless /(warning|error): /;
+		next if /^make(\[\d+\])?: /;
+		if (/^([^:\s]+)(:.*)$/s) {
+			my ($p, $r) = ($1, $2);
+			$p = File::Spec->catfile($o, $p) unless File::Spec->file_name_is_absolute($p);
+			my $a = abs_path($p);
+			$p = $a if defined $a;
+			$p =~ s/^\Q$t\E\/// or $p =~ s/^\Q$o\E\///;
+			$_ = "$p$r";
+		}
+		print' "$2" "$3" "$1"
+}
+
+# new_findings BASE SERIES: the lines of SERIES that BASE does not have as
+# often, comparing file and message without line and column.
+new_findings() {
+	perl -e '
+		sub key { my $k = shift; $k =~ s/:\d+:\d+:/:/; $k =~ s/:\d+:/:/;
+			$k =~ s/\+0x[0-9a-f]+(\/0x[0-9a-f]+)?//g; return $k; }
+		open(B, "<", $ARGV[0]) or die; while (<B>) { $n{key($_)}++ } close(B);
+		open(S, "<", $ARGV[1]) or die;
+		while (<S>) { my $k = key($_); if ($n{$k}) { $n{$k}-- } else { print } }' "$1" "$2"
+}
+
+if [ "${LINT_BUILD:-1}" = 0 ]; then
+	note "LINT_BUILD=0: sparse and W=1 skipped"
+elif ! command -v sparse >/dev/null; then
+	note "sparse not installed: sparse and W=1 not checked (apt-get install sparse)"
+	result "sparse installed" 1
+else
+	# shellcheck disable=SC2086
+	new_objs=$(objects $added)
+	# shellcheck disable=SC2086
+	old_objs=$(objects $changed)
+	lout=$lint/out
+	mkdir -p "$lout"
+
+	if [ -n "$new_objs" ]; then
+		t=$SECONDS
+		# shellcheck disable=SC2086
+		build "$src" "$lout" "$lint/new.log" "" $new_objs
+		rc=$?
+		findings "$lint/new.log" "$src" "$lout" >"$lint/new.findings"
+		[ "$rc" = 0 ] || { tail -n 30 "$lint/new.log"; echo "lint: build failed, see $lint/new.log"; }
+		cat "$lint/new.findings"
+		[ "$rc" = 0 ] && [ ! -s "$lint/new.findings" ]
+		rc=$?
+		result "sparse and W=1: no finding in $(echo $new_objs) ($((SECONDS - t)) s)" $rc
+	fi
+
+	if [ -n "$old_objs" ]; then
+		t=$SECONDS
+		bsrc=$lint/base/linux
+		bout=$lint/base/out
+		bsha=$(g rev-parse base)
+		if [ "$(cat "$bsrc/.lint-base" 2>/dev/null)" != "$bsha" ]; then
+			note "unpacking base ($bsha) into $bsrc for the base findings (once)"
+			rm -rf "$bsrc" "$bout" "$lint"/base/findings-*
+			mkdir -p "$bsrc"
+			g archive --format=tar base | tar -C "$bsrc" -xf - && echo "$bsha" >"$bsrc/.lint-base"
+		fi
+		# The base findings of these objects are kept while the objects,
+		# the config fragments, the compiler and sparse stay the same.
+		key=$({ echo findings-v2 $old_objs; cat "$top"/scripts/*.config; gcc --version; sparse --version; } |
+			sha1sum | cut -c1-40)
+		cache=$lint/base/findings-$key
+		rc=0
+		if [ ! -f "$cache" ]; then
+			note "building $(echo $old_objs) at base for their findings (once)"
+			mkdir -p "$bout"
+			# shellcheck disable=SC2086
+			if build "$bsrc" "$bout" "$lint/base.log" 1 $old_objs; then
+				findings "$lint/base.log" "$bsrc" "$bout" >"$cache.tmp" && mv "$cache.tmp" "$cache"
+			else
+				rc=1
+				tail -n 30 "$lint/base.log"
+				echo "lint: the base build failed, see $lint/base.log"
+			fi
+		fi
+		# shellcheck disable=SC2086
+		build "$src" "$lout" "$lint/old.log" "" $old_objs || { rc=1; tail -n 30 "$lint/old.log"; }
+		findings "$lint/old.log" "$src" "$lout" >"$lint/old.findings"
+		cp "$cache" "$lint/base.all" 2>/dev/null || : >"$lint/base.all"
+		new_findings "$lint/base.all" "$lint/old.findings" >"$lint/old.new"
+		cat "$lint/old.new"
+		[ "$rc" = 0 ] && [ ! -s "$lint/old.new" ]
+		rc=$?
+		result "sparse and W=1: no finding in $(echo $old_objs) that base does not have ($((SECONDS - t)) s)" $rc
+	fi
 fi
 
+echo "lint: $((SECONDS - start)) s"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

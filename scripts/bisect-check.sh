@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bisect-check: build the kernel at every commit of linux/'s
+# base..coarse-stat, oldest first, and stop at the first that does not build.
+#
+#   scripts/bisect-check.sh [RANGE]        (default base..coarse-stat)
+#
+# linux/ is not touched: the commits are checked out in a shared clone,
+# build/bisect/linux, and built incrementally in build/bisect/build/linux
+# (the same relative layout as linux/ and build/linux, so that ccache hits
+# the objects 'make kernel' compiled).  Each commit gets the guest kernel's
+# config, made afresh by scripts/build-kernel.sh from scripts/*.config (the
+# options a commit does not have yet are dropped by olddefconfig), then
+# 'make headers' and, once the commit has include/uapi/linux/coarse_stat.h,
+# a -Wall -Wextra -Werror compile of it and of linux/prctl.h from usr/include.
+# Only commits are built: uncommitted changes in linux/ are not.
+# A build in build/linux ('make kernel') is waited for before each commit.
+# Environment: BISECT_NICE (default 10), JOBS (default nproc).
+# Logs: build/bisect/logs/N.log.  Last line "N passed, N failed".
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+tree=$(realpath -m "${LINUX:-$top/linux}")
+lead=$(realpath -m "${KBUILD:-$top/build/linux}")
+range=${1:-base..coarse-stat}
+bis=$top/build/bisect
+bsrc=$bis/linux
+bout=$bis/build/linux
+logs=$bis/logs
+
+die() { echo "bisect-check: $*" >&2; exit 1; }
+
+[ -e "$tree/.git" ] || die "no git tree at $tree (run 'make linux')"
+mapfile -t commits < <(git --no-optional-locks -C "$tree" rev-list --reverse "$range") ||
+	die "bad range $range"
+[ ${#commits[@]} -gt 0 ] || die "no commit in $range"
+git --no-optional-locks -C "$tree" diff --quiet HEAD 2>/dev/null ||
+	echo "bisect-check: note: $tree has uncommitted changes; only commits are built"
+
+mkdir -p "$bis" "$logs"
+exec 9>"$bis/.lock"
+flock -n 9 || { echo "bisect-check: waiting for another bisect-check"; flock 9; }
+
+fetch() {
+	git -C "$bsrc" fetch -q --force origin '+refs/heads/*:refs/remotes/origin/*' \
+		'+refs/tags/*:refs/tags/*' 2>/dev/null
+}
+# (A clone that lost objects pruned in linux/ is made again.)
+[ ! -e "$bsrc/.git" ] || fetch || rm -rf "$bsrc"
+if [ ! -e "$bsrc/.git" ]; then
+	echo "bisect-check: cloning $tree into $bsrc (shared, no checkout)"
+	git clone -q --shared --no-checkout "$tree" "$bsrc" && fetch || die "git clone of $tree failed"
+fi
+
+n=${#commits[@]}
+pass=0
+fail=0
+total=$SECONDS
+i=0
+for sha in "${commits[@]}"; do
+	i=$((i + 1))
+	subject=$(git -C "$bsrc" log -1 --format=%s "$sha")
+	short=$(git -C "$bsrc" rev-parse --short=12 "$sha")
+	log=$logs/$i.log
+	# Let a running 'make kernel' finish first (this does not keep it
+	# from starting while we build; we run niced).
+	if [ -e "$lead/.build-kernel.lock" ] && ! flock -n "$lead/.build-kernel.lock" true; then
+		echo "bisect-check: waiting for the build in $lead"
+		flock "$lead/.build-kernel.lock" true
+	fi
+	t=$SECONDS
+	git -C "$bsrc" checkout -q -f --detach "$sha" || die "checkout of $sha failed"
+	# Re-make .config at every commit: the Kconfig options come and go.
+	rm -f "$bout/.coarse_stat-config.sum"
+	ok=1
+	what=
+	if ! LINUX=$bsrc KBUILD=$bout ALLOW_MISSING_CONFIG=1 \
+		nice -n "${BISECT_NICE:-10}" "$top/scripts/build-kernel.sh" debug >"$log" 2>&1; then
+		ok=0
+		what="the kernel does not build"
+	elif ! nice -n "${BISECT_NICE:-10}" make -s -C "$bsrc" O="$bout" headers >>"$log" 2>&1; then
+		ok=0
+		what="'make headers' fails"
+	elif [ -f "$bsrc/include/uapi/linux/coarse_stat.h" ]; then
+		echo "== UAPI headers" >>"$log"
+		if ! printf '#include <linux/coarse_stat.h>\n#include <linux/prctl.h>\n' |
+			gcc -fsyntax-only -Wall -Wextra -Werror -isystem "$bout/usr/include" -x c - >>"$log" 2>&1; then
+			ok=0
+			what="include/uapi/linux/coarse_stat.h does not compile from usr/include"
+		fi
+	fi
+	if [ "$ok" = 1 ]; then
+		pass=$((pass + 1))
+		printf 'ok %d/%d %s %s (%d s)\n' "$i" "$n" "$short" "$subject" $((SECONDS - t))
+		continue
+	fi
+	fail=$((fail + 1))
+	printf 'not ok %d/%d %s %s (%d s)\n' "$i" "$n" "$short" "$subject" $((SECONDS - t))
+	grep -E 'error|Error|\*\*\*' "$log" | head -n 20
+	echo "bisect-check: patch $i/$n, $short (\"$subject\"): $what; log: $log"
+	break
+done
+echo "bisect-check: $pass of $n commits build ($((SECONDS - total)) s)"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
