@@ -34,19 +34,10 @@ b4dir=$top/build/b4
 bsrc=$b4dir/src
 out=$b4dir/out
 branch=b4-check
-pass=0
-fail=0
 
 die() { echo "b4-check: $*" >&2; exit 1; }
-result() {
-	if [ "$2" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok - $1"
-	else
-		fail=$((fail + 1))
-		echo "not ok - $1"
-	fi
-}
+# shellcheck source=scripts/tap.sh
+. "$top/scripts/tap.sh"
 
 command -v b4 >/dev/null || die "b4 not installed (apt-get install b4)"
 [ -e "$tree/.git" ] || die "no git tree at $tree (run 'make linux')"

@@ -31,18 +31,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 src=$(realpath -m "${LINUX:-$top/linux}")
 patches=$(realpath -m "${PATCHES:-$top/patches}")
 lint=$top/build/lint
-pass=0
-fail=0
 
-result() {
-	if [ "$2" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok - $1"
-	else
-		fail=$((fail + 1))
-		echo "not ok - $1"
-	fi
-}
+# shellcheck source=scripts/tap.sh
+. "$top/scripts/tap.sh"
 
 note() { echo "lint: $*"; }
 

@@ -16,23 +16,13 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 src=${LINUX:-$top/linux}
 kernel=${VM_KERNEL:-${KBUILD:-$top/build/linux}/arch/x86/boot/bzImage}
 work=$top/build/harness
-pass=0
-fail=0
 
 export VM_DIR=$top/build/vm-harness VM_SCRATCH_MB=0 VM_KERNEL=$kernel
 rm -rf "$work"
 mkdir -p "$work"
 
-# result NAME OK(0|1) [DETAIL]
-result() {
-	if [ "$2" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok - $1"
-	else
-		fail=$((fail + 1))
-		echo "not ok - $1${3:+: $3}"
-	fi
-}
+# shellcheck source=scripts/tap.sh
+. "$top/scripts/tap.sh"
 
 # vm EXPECTED_STATUS NAME [vm.sh args] -- command: boot, compare the status.
 vm() {
