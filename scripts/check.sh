@@ -57,7 +57,7 @@ fi
 case "$rc" in
 124|125)
 	fail=$((fail + 1))
-	failed+=("kernel: the guest kernel reported a problem or hung (vm.sh status $rc; see build/vm/console.log)") ;;
+	failed+=("kernel: the guest kernel reported a problem or hung (vm.sh status $rc; see ${VM_DIR:-build/vm}/console.log)") ;;
 *)
 	pass=$((pass + 1)) ;;
 esac
