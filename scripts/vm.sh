@@ -194,7 +194,7 @@ fi
 
 # Kernel lines carry a "[    1.234567]" stamp (printk.time=1); only those are
 # scanned, so a test printing "WARNING:" does not fail the run.
-bad='WARNING:|BUG:|BUG [^ ]+ \(|KFENCE:|KASAN:|UBSAN:|kmemleak:|Oops|Kernel panic|general protection fault|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: |^={20,}$|soft lockup|hard LOCKUP|rcu_.*stall|list_(?:add|del) corruption|Unable to handle kernel|kernel BUG at|unreferenced object'
+bad='WARNING:|BUG:|BUG [^ ]+ \(|KFENCE:|KASAN:|UBSAN:|kmemleak: [0-9]+ new suspected|Oops|Kernel panic|general protection fault|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: |^={20,}$|soft lockup|hard LOCKUP|rcu_.*stall|list_(?:add|del) corruption|Unable to handle kernel|kernel BUG at|unreferenced object'
 export VM_BAD_RE=$bad
 
 start=$SECONDS
