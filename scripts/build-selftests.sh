@@ -14,7 +14,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 src=${LINUX:-$top/linux}
-out=$top/build/kselftest
+out=${KSFT_OUT:-$top/build/kselftest}
 install=${KSFT_INSTALL:-$out/install}
 jobs=${JOBS:-$(nproc)}
 
