@@ -2,7 +2,9 @@
 # coarse_stat: every task is a target; 'make help' lists them.
 #
 # LINUX=/path/to/tree builds and tests another kernel tree (out of tree, in
-# KBUILD); JOBS=n sets the kernel build's parallelism.
+# KBUILD); JOBS=n sets the kernel build's parallelism.  make check LOAD=1
+# runs a busy loop per host core beside the tests, REPEAT=N runs the
+# kselftests N times (stops at the first failing run).
 
 LINUX   ?= $(CURDIR)/linux
 KBUILD  ?= $(CURDIR)/build/linux
@@ -45,8 +47,11 @@ selftests: tree ## build and install the kselftests (coarse_stat) in build/kself
 run: deps kernel selftests ## main job: boot the patched kernel in QEMU and show the feature (scripts/demo.sh)
 	@scripts/vm.sh -- scripts/demo.sh
 
-check: deps all ## boot, run the kselftests and the harness checks; last line "N passed, N failed"
-	@scripts/check.sh
+LOAD   ?= 0
+REPEAT ?= 1
+
+check: deps all ## boot, run the kselftests and the harness checks; last line "N passed, N failed" (LOAD=1: host busy, REPEAT=N: N runs)
+	@LOAD=$(LOAD) REPEAT=$(REPEAT) scripts/check.sh
 
 KASAN_KBUILD := $(CURDIR)/build/linux-kasan
 
@@ -55,7 +60,7 @@ check-kasan: deps tree selftests ## optional, slow: kselftests on a KASAN+kmemle
 	@VM_KERNEL=$(KASAN_KBUILD)/arch/x86/boot/bzImage VM_DIR=$(CURDIR)/build/vm-kasan \
 		VM_TIMEOUT=$${VM_TIMEOUT:-3600} CHECK_HARNESS=0 CHECK_KMEMLEAK=1 scripts/check.sh
 
-bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them, write Documentation/bench/
+bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them (ns and, under -icount, instructions per switch; BENCH_ICOUNT=1: only those), write Documentation/bench/
 	@scripts/bench.sh
 
 lint: ## checkpatch, shellcheck, MAINTAINERS, kernel-doc, htmldocs, sparse and W=1 (new findings only)

@@ -9,10 +9,19 @@
 # Environment: KSFT_INSTALL (the kselftest tree), VM_KERNEL, CHECK_HARNESS=0
 # (skip the harness self-checks, ~1.5 min), CHECK_KMEMLEAK=1 (the kernel has
 # kmemleak: scan for leaks after the kselftests, in the same boot; one more
-# test case; make check-kasan).
+# test case; make check-kasan), LOAD=1 (a busy loop per host core during the
+# whole run, scripts/load.sh: the timing checks must hold under load),
+# REPEAT=N (boot and run the kselftests N times, stop at the first run that
+# fails and name it; the counts are summed over the runs).  The outputs go to
+# build/check-*.out, or to $VM_DIR if set (runs beside each other).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+if [ "${LOAD:-0}" != 0 ] && [ -z "${CHECK_UNDER_LOAD:-}" ]; then
+	CHECK_UNDER_LOAD=1 exec "$top/scripts/load.sh" -- "$0" "$@"
+fi
+repeat=${REPEAT:-1}
+[[ "$repeat" =~ ^[1-9][0-9]*$ ]] || { echo "check: REPEAT=$repeat: not a positive number" >&2; exit 2; }
 kbuild=${KBUILD:-$top/build/linux}
 install=${KSFT_INSTALL:-$top/build/kselftest/install}
 pass=0
@@ -37,36 +46,50 @@ add() {
 	[ "$f" = 0 ] || failed+=("$1: $f failed")
 }
 
-start=$SECONDS
-echo "== kselftests ($(cat "$install/TARGETS" 2>/dev/null || echo '?')) in the guest"
-out=$top/build/check-kselftests.out
 guest=("$top/selftests/run-kselftests.sh" -d "$install")
 [ "${CHECK_KMEMLEAK:-0}" = 0 ] || guest=("$top/selftests/with-kmemleak.sh" "${guest[@]}")
-"$top/scripts/vm.sh" --kernel "${VM_KERNEL:-$kbuild/arch/x86/boot/bzImage}" -- \
-	"${guest[@]}" 2>&1 | tee "$out"
-rc=${PIPESTATUS[0]}
-add kselftests "$out"
-if [ "${CHECK_KMEMLEAK:-0}" != 0 ]; then
-	if grep -qx 'kmemleak: no leaks' "$out"; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		failed+=("kmemleak: $(grep '^kmemleak: ' "$out" | tail -n 1 || echo 'no scan') (see $out)")
+outdir=${VM_DIR:-$top/build}
+mkdir -p "$outdir"
+out=$outdir/check-kselftests.out
+for ((run = 1; run <= repeat; run++)); do
+	start=$SECONDS
+	fail0=$fail
+	what=kselftests
+	[ "$repeat" = 1 ] || what="kselftests (run $run of $repeat)"
+	echo "== $what ($(cat "$install/TARGETS" 2>/dev/null || echo '?')) in the guest"
+	"$top/scripts/vm.sh" --kernel "${VM_KERNEL:-$kbuild/arch/x86/boot/bzImage}" -- \
+		"${guest[@]}" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	add "$what" "$out"
+	if [ "${CHECK_KMEMLEAK:-0}" != 0 ]; then
+		if grep -qx 'kmemleak: no leaks' "$out"; then
+			pass=$((pass + 1))
+		else
+			fail=$((fail + 1))
+			failed+=("kmemleak: $(grep '^kmemleak: ' "$out" | tail -n 1 || echo 'no scan') (see $out)")
+		fi
 	fi
-fi
-case "$rc" in
-124|125)
-	fail=$((fail + 1))
-	failed+=("kernel: the guest kernel reported a problem or hung (vm.sh status $rc; see ${VM_DIR:-build/vm}/console.log)") ;;
-*)
-	pass=$((pass + 1)) ;;
-esac
-echo "== kselftests: $((SECONDS - start)) s"
+	case "$rc" in
+	124|125)
+		fail=$((fail + 1))
+		failed+=("kernel: the guest kernel reported a problem or hung (vm.sh status $rc; see ${VM_DIR:-build/vm}/console.log)") ;;
+	*)
+		pass=$((pass + 1)) ;;
+	esac
+	echo "== $what: $((SECONDS - start)) s"
+	if [ "$fail" != "$fail0" ]; then
+		if [ "$repeat" != 1 ]; then
+			echo "== kselftests: run $run of $repeat failed; no more runs (its output: $out)"
+			failed+=("kselftests: run $run of $repeat failed, the runs after it were not made")
+		fi
+		break
+	fi
+done
 
 if [ "${CHECK_HARNESS:-1}" != 0 ]; then
 	start=$SECONDS
 	echo "== harness self-checks"
-	out=$top/build/check-harness.out
+	out=$outdir/check-harness.out
 	"$top/scripts/test-harness.sh" 2>&1 | tee "$out"
 	add harness "$out"
 	echo "== harness self-checks: $((SECONDS - start)) s"
