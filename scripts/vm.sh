@@ -28,6 +28,9 @@
 #   VM_TCG_THREAD	single (default) or multi: QEMU TCG threading (see below)
 #   VM_TSC_KHZ	the host's TSC frequency for the TCG guest (default: from
 #		the host kernel log)
+#   VM_ICOUNT=1	count instructions: QEMU -icount shift=0,sleep=off (single-
+#		threaded TCG only), so the guest's clock advances 1 ns per guest
+#		instruction, and tsc_early_khz=1000000: one TSC tick each too
 #   VM_DEBUG=0	no slub_debug/init_on_free/KFENCE arguments (benchmarks)
 #   VM_VERBOSE=1	echo the whole console, not only the command's output and
 #		kernel problems
@@ -131,6 +134,22 @@ tcg)	accel_args=(-accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu max) ;;
 *)	die "VM_ACCEL must be kvm or tcg, not '$accel'" ;;
 esac
 
+# -icount: QEMU's virtual clock advances 2^shift ns per guest instruction
+# executed (shift=0: 1 ns), and the guest TSC and timers run on that clock;
+# sleep=off jumps the clock to the next timer when every vCPU idles instead
+# of waiting for real time.  CLOCK_MONOTONIC and the TSC (at 1 GHz) then
+# count instructions, the same in every run whatever the host's load.  It
+# needs the one TCG thread that runs every vCPU in turn.
+icount=${VM_ICOUNT:-0}
+case "$icount" in
+0)	;;
+1)	[ "$accel" = tcg ] || die "VM_ICOUNT=1 needs TCG (VM_ACCEL=tcg), not $accel"
+	[ "${VM_TCG_THREAD:-single}" = single ] ||
+		die "VM_ICOUNT=1 needs single-threaded TCG, not VM_TCG_THREAD=$VM_TCG_THREAD"
+	accel_args+=(-icount shift=0,sleep=off) ;;
+*)	die "VM_ICOUNT must be 0 or 1, not '$icount'" ;;
+esac
+
 # The guest's timekeeping must run on the TSC: the vDSO trusts the TSC only
 # when the kernel's clocksource is "tsc".  Under TCG the guest TSC is the
 # host's, but a small guest without ACPI has no HPET/PM timer to calibrate
@@ -139,7 +158,10 @@ esac
 # watchdog) and, under TCG, the host's TSC frequency (tsc_early_khz, from
 # the host kernel log, cached in build/vm/tsc_khz; VM_TSC_KHZ overrides).
 tsc_args="tsc=reliable"
-if [ "$accel" = tcg ]; then
+if [ "$icount" = 1 ]; then
+	# A TSC tick per instruction: call it 1 GHz.
+	tsc_args+=" tsc_early_khz=1000000"
+elif [ "$accel" = tcg ]; then
 	tsc_khz=${VM_TSC_KHZ:-$(cat "$top/build/vm/tsc_khz" 2>/dev/null)}
 	if [ -z "$tsc_khz" ]; then
 		tsc_khz=$( (dmesg 2>/dev/null || journalctl -k -b -q 2>/dev/null) |
@@ -262,5 +284,19 @@ boot=$(sed -n 's/^\[ *\([0-9.]*\)\] guest-init: running.*/\1/p' "$log" | head -1
 cs=$(sed -n 's/.*guest-init: clocksource \(.*\)/\1/p' "$log" | head -1)
 [ "$cs" = tsc ] || [ -z "$cs" ] ||
 	echo "vm.sh: warning: the guest's clocksource was $cs, not tsc (set VM_TSC_KHZ?)" >&2
+if [ "$icount" = 1 ]; then
+	# What the guest made of the TSC: tsc_early_khz, then a refinement
+	# against the HPET, which runs on the same virtual clock; and the
+	# clocksource it ended with (tsc-early until that refinement, which
+	# can come after user space started: the kernel's last word counts).
+	mhz=$(sed -n -e 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' \
+		     -e 's/.*tsc: Detected \([0-9.]*\) MHz TSC.*/\1/p' \
+		     -e 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' "$log" | tail -n 1)
+	last=$(sed -n 's/.*clocksource: Switched to clocksource \([^ ]*\).*/\1/p' "$log" | tail -n 1)
+	echo "vm.sh: icount: guest TSC ${mhz:-?} MHz (1000 = one tick per instruction), clocksource ${last:-?}" >&2
+	if [ "$last" != tsc ] || ! awk -v m="${mhz:-0}" 'BEGIN { exit !(m > 999 && m < 1001) }'; then
+		echo "vm.sh: warning: under -icount the guest should end on the TSC at 1000 MHz" >&2
+	fi
+fi
 echo "vm.sh: guest exited with status $rc after ${secs}s ($accel; user space at ${boot:-?}s uptime)" >&2
 exit "$rc"
