@@ -21,9 +21,15 @@
 # --strict on the patch mails (b4 0.12 has no 'b4 prep --check'), the
 # recipients are exactly what get_maintainer.pl --no-git --no-git-fallback
 # gives for the series, and the cover letter names the base and change-id.
-# The identity is the cover letter's From: (a placeholder), set in the
-# clone only.  To send for real: cd build/b4/src, set your user.name,
-# user.email and sendemail.* there, 'b4 send --reflect' first.
+# The sender: patches/ keeps a neutral project identity (the cover
+# letter's From:); a series is sent by a real person who certifies the DCO,
+# so every patch is stamped with the sender's identity (From:, Signed-off-by:
+# and the MAINTAINERS entry) in build/b4/stamped before anything else.  The
+# sender is B4_SENDER='Name <email>' or git's user.name and user.email; a
+# placeholder (example.*, *.invalid, *.test, localhost, noreply, the neutral
+# identity) is refused.  B4_CHECK_TEST_IDENTITY=1 (CI) uses a throw-away
+# identity at .invalid instead, for checking only.  To send for real: cd
+# build/b4/src, set sendemail.* there, 'b4 send --reflect' first.
 # Last line "N passed, N failed".
 set -uo pipefail
 
@@ -56,6 +62,48 @@ exec 9>"$b4dir/.lock"
 flock -n 9 || { echo "b4-check: waiting for another b4-check"; flock 9; }
 start=$SECONDS
 
+# The sender, and patches/ stamped with it.
+neutral=$(sed -n 's/^From: //p' "$cover" | head -n 1)
+placeholder() {
+	local e=${1##*<}
+
+	e=${e%>}
+	[[ "$1" =~ ^[^\<\>]*[^\<\>\ ]\ \<[^@\<\>\ ]+@[^@\<\>\ ]+\.[a-z]+\>$ ]] || return 0
+	[ "$1" != "$neutral" ] || return 0
+	case ${e,,} in
+	*@example.com | *@example.org | *@example.net | *.example | *.invalid | *.test | \
+	*.localhost | *@localhost | *noreply*) return 0 ;;
+	esac
+	return 1
+}
+if [ "${B4_CHECK_TEST_IDENTITY:-0}" = 1 ]; then
+	sender="b4-check test <b4-check@coarse-stat.invalid>"
+	echo "b4-check: throw-away test identity '$sender': the mails are for checking only"
+else
+	sender=${B4_SENDER:-}
+	if [ -z "$sender" ]; then
+		sname=$(git -C "$top" config user.name)
+		semail=$(git -C "$top" config user.email)
+		[ -z "$sname" ] || [ -z "$semail" ] || sender="$sname <$semail>"
+	fi
+	[ -n "$sender" ] || die "no sender: set git's user.name and user.email, or B4_SENDER='Name <email>'
+  (B4_CHECK_TEST_IDENTITY=1 checks with a throw-away identity)"
+	! placeholder "$sender" || die "'$sender' is a placeholder, not a person who can certify the DCO:
+  set git's user.name and user.email, or B4_SENDER='Name <email>'
+  (B4_CHECK_TEST_IDENTITY=1 checks with a throw-away identity)"
+fi
+stamped=$b4dir/stamped
+rm -rf "$stamped"
+mkdir -p "$stamped"
+for p in 0000-cover-letter.patch "${series[@]}"; do
+	NEUTRAL=$neutral SENDER=$sender perl -pe '
+		BEGIN { $n = quotemeta $ENV{NEUTRAL}; $s = $ENV{SENDER}; }
+		s/^(From: |Signed-off-by: |\+M:\t)$n$/$1$s/;' "$patches/$p" >"$stamped/$p" ||
+		die "cannot stamp patches/$p"
+done
+patches=$stamped
+cover=$patches/0000-cover-letter.patch
+
 gb() { git -C "$bsrc" "$@"; }
 # (A clone that lost objects pruned in linux/ is made again.)
 [ ! -e "$bsrc/.git" ] || gb fetch -q --force origin '+refs/tags/*:refs/tags/*' 2>/dev/null ||
@@ -65,10 +113,9 @@ if [ ! -e "$bsrc/.git" ]; then
 	git clone -q --shared --no-checkout "$tree" "$bsrc" || die "git clone failed"
 fi
 
-# The clone's own settings: a placeholder identity, mails to files only.
-from=$(sed -n 's/^From: //p' "$cover" | head -n 1)
-name=${from% <*}
-email=${from##*<}
+# The clone's own settings: the sender, mails to files only.
+name=${sender% <*}
+email=${sender##*<}
 email=${email%>}
 gb config user.name "$name"
 gb config user.email "$email"
@@ -165,6 +212,11 @@ for i in sorted(mails):
     print('mail %d %s' % (i, os.path.basename(f)))
     print('subject %d %s' % (i, s))
     print('rcpt %d %s' % (i, ' '.join(a)))
+    fa = email.utils.getaddresses([str(m['From'])])
+    print('from %d %s <%s>' % (i, fa[0][0], fa[0][1]))
+    if i > 0:
+        sob = re.findall(r'^Signed-off-by: (.*)$', m.get_body(('plain',)).get_content(), re.M)
+        print('sob %d %s' % (i, '|'.join(sob)))
 print('all-rcpt ' + ' '.join(sorted(rcpt)))
 if 0 in mails:
     body = mails[0][1].get_content()
@@ -192,19 +244,32 @@ for i in $(seq 1 "$n"); do
 done
 result "the patch mails carry patches/ in order (git patch-id, subjects)" $bad
 
+# Every mail is from the sender, every patch signed off by the sender only,
+# and the neutral identity of patches/ is nowhere.
+bad=0
+while read -r i f; do
+	[ "$f" = "$sender" ] || { echo "b4-check: mail $i is from '$f', not '$sender'"; bad=1; }
+done < <(sed -n 's/^from //p' "$b4dir/mails.txt")
+while read -r i f; do
+	[ "$f" = "$sender" ] || { echo "b4-check: mail $i is signed off by '$f', not '$sender'"; bad=1; }
+done < <(sed -n 's/^sob //p' "$b4dir/mails.txt")
+! grep -rlF "$neutral" "$out" >/dev/null || { echo "b4-check: '$neutral' is still in $(grep -rlF "$neutral" "$out" | wc -l) mails"; bad=1; }
+result "every mail is From: and Signed-off-by: the sender, $sender" $bad
+
 # (one checkpatch per CPU)
 cpd=$b4dir/checkpatch
 rm -rf "$cpd"
 mkdir -p "$cpd"
+earlier=()
 for i in $(seq 1 "$n"); do
 	f=$(sed -n "s/^mail $i //p" "$b4dir/mails.txt")
 	[ -n "$f" ] || { echo 1 >"$cpd/$i.rc"; continue; }
 	while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
 	{
-		(cd "$bsrc" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --quiet --show-types \
-			"$out/$f") >"$cpd/$i.out" 2>&1
+		"$top/scripts/checkpatch.sh" "$bsrc" "$out/$f" "${earlier[@]}" >"$cpd/$i.out" 2>&1
 		echo $? >"$cpd/$i.rc"
 	} &
+	earlier+=("$out/$f")
 done
 wait
 bad=0

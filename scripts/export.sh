@@ -39,8 +39,15 @@ base=$(g rev-parse base)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# The subject prefix ("RFC PATCH v2") is the cover letter's: the revision
+# b4-check sends is kept there.
+prefix=PATCH
+[ ! -f "$out/0000-cover-letter.patch" ] ||
+	prefix=$(sed -n -E 's/^Subject: \[(.*[^ ]) +[0-9]+\/[0-9]+\].*/\1/p' "$out/0000-cover-letter.patch" | head -n 1)
+[ -n "$prefix" ] || die "cannot read the subject prefix of $out/0000-cover-letter.patch"
+
 g format-patch -q --numbered --cover-letter --zero-commit --no-signature \
-	--base="$base" -o "$tmp" base..coarse-stat ${EXPORT_FLAGS:-}
+	--subject-prefix="$prefix" --base="$base" -o "$tmp" base..coarse-stat ${EXPORT_FLAGS:-}
 
 fresh=$tmp/0000-cover-letter.patch
 old=$out/0000-cover-letter.patch
@@ -78,7 +85,7 @@ if [ -f "$old" ]; then
   'Name (N):' shortlog and 'base-commit:' lines, or move it away to start a new one"
 	{
 		head -n $((old_tail - 1)) "$old" |
-			sed -E "s|^(Subject: \[PATCH[^]]*) 0/[0-9]+\]|\1 0/$n]|"
+			sed -E "s|^(Subject: \[[^]]*[^ ]) +0+/[0-9]+\]|\1 $(printf '%0*d' ${#n} 0)/$n]|"
 		tail -n +"$new_tail" "$fresh"
 	} >"$tmp/cover"
 else

@@ -63,20 +63,20 @@ added_match() {
 
 # --- checkpatch -----------------------------------------------------------
 # One checkpatch per CPU (the large patches take most of the time).
-cs=()
-command -v codespell >/dev/null && cs=(--codespell)
+# scripts/checkpatch.sh judges FILE_PATH_CHANGES against the MAINTAINERS
+# lines of the earlier patches.
 mapfile -t plist < <(sed -e '/^#/d' -e '/^$/d' "$patches/series" 2>/dev/null)
 cpd=$lint/checkpatch
 rm -rf "$cpd"
 mkdir -p "$cpd"
-checkpatch() {
-	(cd "$src" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --quiet --show-types \
-		"${cs[@]}" "$patches/$1") >"$cpd/$1.out" 2>&1
-	echo $? >"$cpd/$1.rc"
-}
+earlier=()
 for p in "${plist[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
-	checkpatch "$p" &
+	{
+		"$top/scripts/checkpatch.sh" "$src" "$patches/$p" "${earlier[@]}" >"$cpd/$p.out" 2>&1
+		echo $? >"$cpd/$p.rc"
+	} &
+	earlier+=("$patches/$p")
 done
 wait
 for p in "${plist[@]}"; do

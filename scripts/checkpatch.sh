@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# checkpatch.pl --strict on one patch of the series (lint.sh, b4-check.sh):
+#
+#   scripts/checkpatch.sh SRC PATCH [EARLIER_PATCH...]
+#
+# runs SRC/scripts/checkpatch.pl --strict --quiet --show-types (and
+# --codespell when codespell is installed) on PATCH and exits 0 when it is
+# clean.  One warning is judged here rather than by checkpatch:
+# FILE_PATH_CHANGES ("added, moved or deleted file(s), does MAINTAINERS need
+# updating?") fires for every patch that adds a file without touching
+# MAINTAINERS, also when an earlier patch of the series already covers it.
+# It is accepted when it is the only finding and every file PATCH adds
+# matches an F: line (the file itself, or a directory ending in /) that one
+# of the EARLIER_PATCHes added to MAINTAINERS; the output then says which.
+set -uo pipefail
+
+src=$1
+patch=$2
+shift 2
+
+cs=()
+command -v codespell >/dev/null && cs=(--codespell)
+out=$(cd "$src" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --quiet --show-types \
+	"${cs[@]}" "$patch" 2>&1)
+rc=$?
+[ "$rc" = 0 ] && exit 0
+
+types=$(sed -n -E 's/^(ERROR|WARNING|CHECK):([A-Z_]+):.*/\2/p' <<<"$out" | sort -u)
+if [ "$types" = FILE_PATH_CHANGES ]; then
+	covered=$(python3 - "$patch" "$@" <<'EOF'
+import re, sys
+patch, earlier = sys.argv[1], sys.argv[2:]
+pats = []
+for e in earlier:
+    with open(e, errors='replace') as f:
+        for line in f:
+            m = re.match(r'^\+F:\s+(\S+)\s*$', line)
+            if m:
+                pats.append(m.group(1))
+added, cur = [], None
+with open(patch, errors='replace') as f:
+    for line in f:
+        m = re.match(r'^diff --git a/(\S+) b/(\S+)$', line)
+        if m:
+            cur = m.group(2)
+        elif line.startswith('new file mode') and cur:
+            added.append(cur)
+def ok(path):
+    return any(path == p or (p.endswith('/') and path.startswith(p)) for p in pats)
+if added and all(ok(a) for a in added):
+    print(' '.join(sorted({p for p in pats for a in added if a == p or (p.endswith('/') and a.startswith(p))})))
+EOF
+)
+	if [ -n "$covered" ]; then
+		echo "checkpatch: ${patch##*/}: FILE_PATH_CHANGES only, and MAINTAINERS already covers every new file ($covered)"
+		exit 0
+	fi
+fi
+echo "$out"
+exit "$rc"
