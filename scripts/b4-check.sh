@@ -98,7 +98,7 @@ mkdir -p "$stamped"
 for p in 0000-cover-letter.patch "${series[@]}"; do
 	NEUTRAL=$neutral SENDER=$sender perl -pe '
 		BEGIN { $n = quotemeta $ENV{NEUTRAL}; $s = $ENV{SENDER}; }
-		s/^(From: |Signed-off-by: |\+M:\t)$n$/$1$s/;' "$patches/$p" >"$stamped/$p" ||
+		s/^(From: |Signed-off-by: |[ +-]M:\t)$n$/$1$s/;' "$patches/$p" >"$stamped/$p" ||
 		die "cannot stamp patches/$p"
 done
 patches=$stamped
