@@ -7,6 +7,11 @@
 # kselftests N times (stops at the first failing run).
 
 LINUX   ?= $(CURDIR)/linux
+# ARCH=arm64: the arm64 guest (cross-built, booted in qemu-system-aarch64);
+# the scripts read ARCH from the environment (make exports it).
+ifeq ($(ARCH),arm64)
+KBUILD  ?= $(CURDIR)/build/linux-arm64
+endif
 KBUILD  ?= $(CURDIR)/build/linux
 export LINUX KBUILD
 
@@ -61,7 +66,11 @@ check-kasan: deps tree selftests ## optional, slow: kselftests on a KASAN+kmemle
 		VM_TIMEOUT=$${VM_TIMEOUT:-3600} CHECK_HARNESS=0 CHECK_KMEMLEAK=1 scripts/check.sh
 
 bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them (ns and, under -icount, instructions per switch; BENCH_ICOUNT=1: only those), write Documentation/bench/
+ifeq ($(ARCH),arm64)
+	@scripts/bench-arm64.sh
+else
 	@scripts/bench.sh
+endif
 
 lint: ## checkpatch, shellcheck, MAINTAINERS, kernel-doc, htmldocs, sparse and W=1 (new findings only)
 	@scripts/deps.sh lint || true

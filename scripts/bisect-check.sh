@@ -14,6 +14,9 @@
 # options a commit does not have yet are dropped by olddefconfig), then
 # 'make headers' and, once the commit has include/uapi/linux/coarse_stat.h,
 # a -Wall -Wextra -Werror compile of it and of linux/prctl.h from usr/include.
+# Where a commit has tools/testing/selftests/coarse_stat, its programs are
+# built too (any compiler warning fails the commit).  ARCH=arm64 does all of
+# it for arm64 (cross compilers, build/bisect/build/linux-arm64).
 # Only commits are built: uncommitted changes in linux/ are not.
 # A build in build/linux ('make kernel') is waited for before each commit.
 # Environment: BISECT_NICE (default 10), JOBS (default nproc).
@@ -28,6 +31,16 @@ bis=$top/build/bisect
 bsrc=$bis/linux
 bout=$bis/build/linux
 logs=$bis/logs
+xmake=()
+cc=gcc
+if [ "${ARCH:-x86}" = arm64 ]; then
+	bout=$bis/build/linux-arm64
+	logs=$bis/logs-arm64
+	lead=$(realpath -m "${KBUILD:-$top/build/linux-arm64}")
+	xmake=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+	cc=aarch64-linux-gnu-gcc
+	export ARCH
+fi
 
 die() { echo "bisect-check: $*" >&2; exit 1; }
 
@@ -79,16 +92,29 @@ for sha in "${commits[@]}"; do
 		nice -n "${BISECT_NICE:-10}" "$top/scripts/build-kernel.sh" debug >"$log" 2>&1; then
 		ok=0
 		what="the kernel does not build"
-	elif ! nice -n "${BISECT_NICE:-10}" make -s -C "$bsrc" O="$bout" headers >>"$log" 2>&1; then
+	elif ! nice -n "${BISECT_NICE:-10}" make -s -C "$bsrc" O="$bout" "${xmake[@]}" headers >>"$log" 2>&1; then
 		ok=0
 		what="'make headers' fails"
 	elif [ -f "$bsrc/include/uapi/linux/coarse_stat.h" ]; then
 		echo "== UAPI headers" >>"$log"
 		if ! printf '#include <linux/coarse_stat.h>\n#include <linux/prctl.h>\n' |
-			gcc -fsyntax-only -Wall -Wextra -Werror -isystem "$bout/usr/include" -x c - >>"$log" 2>&1; then
+			"$cc" -fsyntax-only -Wall -Wextra -Werror -isystem "$bout/usr/include" -x c - >>"$log" 2>&1; then
 			ok=0
 			what="include/uapi/linux/coarse_stat.h does not compile from usr/include"
 		fi
+	fi
+	if [ "$ok" = 1 ] && [ -f "$bsrc/tools/testing/selftests/coarse_stat/Makefile" ]; then
+		echo "== selftests/coarse_stat" >>"$log"
+		rm -rf "$bout/kselftest-coarse_stat"
+		mkdir -p "$bout/kselftest-coarse_stat"
+		if ! nice -n "${BISECT_NICE:-10}" make -s -C "$bsrc/tools/testing/selftests/coarse_stat" \
+			"${xmake[@]}" CC="$cc" OUTPUT="$bout/kselftest-coarse_stat" \
+			KHDR_INCLUDES="-isystem $bout/usr/include" >"$log.ksft" 2>&1 ||
+			grep -q 'warning:' "$log.ksft"; then
+			ok=0
+			what="the coarse_stat kselftests do not build without warnings"
+		fi
+		cat "$log.ksft" >>"$log"
 	fi
 	if [ "$ok" = 1 ]; then
 		pass=$((pass + 1))

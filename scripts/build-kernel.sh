@@ -9,6 +9,8 @@
 # CCACHE_DIR (default ~/.cache/ccache, outside the clone), KCONFIG_EXTRA (more fragments,
 # applied last: they override, e.g. CONFIG_COARSE_STAT=n), ALLOW_MISSING_CONFIG=1 (build
 # even if some fragment option does not exist in the tree, such as an unpatched base).
+# ARCH=arm64: cross-build the arm64 guest (aarch64-linux-gnu-gcc, scripts/arm64.config
+# instead of scripts/guest.config, Image instead of bzImage; default output build/linux-arm64).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,6 +18,12 @@ src=${LINUX:-$top/linux}
 flavour=${1:-debug}
 out=${KBUILD:-$top/build/linux}
 [ "$flavour" = debug ] || out=${KBUILD:-$top/build/linux-$flavour}
+arch=x86
+if [ "${ARCH:-}" = arm64 ]; then
+	arch=arm64
+	out=${KBUILD:-$top/build/linux-arm64}
+	[ "$flavour" = debug ] || out=${KBUILD:-$top/build/linux-arm64-$flavour}
+fi
 jobs=${JOBS:-$(nproc)}
 
 [ -f "$src/Makefile" ] || { echo "build-kernel: no kernel tree at $src (run 'make linux')" >&2; exit 1; }
@@ -26,14 +34,23 @@ exec 8>"$out/.build-kernel.lock"
 flock -n 8 || { echo "build-kernel: waiting for another build in $out" >&2; flock 8; }
 
 cc=gcc
+[ "$arch" = arm64 ] && cc=aarch64-linux-gnu-gcc
 if command -v ccache >/dev/null 2>&1; then
 	export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 	export CCACHE_BASEDIR=$src CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
-	cc="ccache gcc"
+	cc="ccache $cc"
+fi
+# make arguments of every kernel make: none on x86 (as before), the cross build on arm64.
+xmake=()
+image=arch/x86/boot/bzImage
+if [ "$arch" = arm64 ]; then
+	xmake=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+	image=arch/arm64/boot/Image
 fi
 export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 2026" KBUILD_BUILD_USER=coarse KBUILD_BUILD_HOST=stat
 
 frags=("$top/scripts/guest.config" "$top/scripts/coarse_stat.config")
+[ "$arch" = arm64 ] && frags=("$top/scripts/arm64.config" "$top/scripts/coarse_stat.config")
 [ "$flavour" = debug ] && frags+=("$top/scripts/debug.config")
 [ "$flavour" = kasan ] && frags+=("$top/scripts/debug.config" "$top/scripts/kasan.config")
 # What the kselftests say they need (their 'config' file) must be in too.
@@ -48,10 +65,10 @@ done
 stamp=$out/.coarse_stat-config.sum
 sum=$(cat "${frags[@]}" "$src/Makefile" | sha1sum)
 if [ ! -f "$out/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
-	make -s -C "$src" O="$out" CC="$cc" tinyconfig >/dev/null
+	make -s -C "$src" O="$out" "${xmake[@]}" CC="$cc" tinyconfig >/dev/null
 	KCONFIG_CONFIG="$out/.config" "$src/scripts/kconfig/merge_config.sh" -m -O "$out" \
 		"$out/.config" "${frags[@]}" >/dev/null
-	make -s -C "$src" O="$out" CC="$cc" olddefconfig >/dev/null
+	make -s -C "$src" O="$out" "${xmake[@]}" CC="$cc" olddefconfig >/dev/null
 	# Every option the fragments ask for (the last fragment setting it wins)
 	# must survive olddefconfig.
 	missing=0
@@ -80,7 +97,14 @@ fi
 # KTARGETS: other make targets than bzImage (scripts/lint.sh builds single objects).
 if [ -n "${KTARGETS:-}" ]; then
 	# shellcheck disable=SC2086
-	make -C "$src" O="$out" CC="$cc" -j"$jobs" ${KMAKEFLAGS:-} $KTARGETS
+	make -C "$src" O="$out" "${xmake[@]}" CC="$cc" -j"$jobs" ${KMAKEFLAGS:-} $KTARGETS
+	exit
+fi
+if [ "$arch" = arm64 ]; then
+	# shellcheck disable=SC2086
+	make -C "$src" O="$out" "${xmake[@]}" CC="$cc" -j"$jobs" ${KMAKEFLAGS:-} Image
+	ln -sf "$out/$image" "$out/../Image-arm64${flavour/#debug/}" 2>/dev/null || true
+	echo "build-kernel: $out/$image"
 	exit
 fi
 make -C "$src" O="$out" CC="$cc" -j"$jobs" ${KMAKEFLAGS:-} bzImage

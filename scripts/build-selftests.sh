@@ -10,11 +10,20 @@
 # TARGETS: $KSFT_TARGETS, default coarse_stat; while the tree has no
 # tools/testing/selftests/coarse_stat, a small stand-in (size sigaltstack) so
 # the harness can be exercised.
+#
+# ARCH=arm64: cross-build them (aarch64-linux-gnu-gcc, dynamically linked
+# against the cross glibc, which scripts/initramfs.sh puts into the guest),
+# default output build/kselftest-arm64.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 src=${LINUX:-$top/linux}
 out=${KSFT_OUT:-$top/build/kselftest}
+xmake=()
+if [ "${ARCH:-x86}" = arm64 ]; then
+	out=${KSFT_OUT:-$top/build/kselftest-arm64}
+	xmake=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+fi
 install=${KSFT_INSTALL:-$out/install}
 jobs=${JOBS:-$(nproc)}
 
@@ -30,9 +39,9 @@ if [ -z "$targets" ]; then
 fi
 
 mkdir -p "$out"
-make -s -C "$src" O="$out" headers >/dev/null
+make -s -C "$src" O="$out" "${xmake[@]}" headers >/dev/null
 rm -rf "$install"
-make -s -C "$src/tools/testing/selftests" O="$out" KSFT_INSTALL_PATH="$install" \
+make -s -C "$src/tools/testing/selftests" O="$out" "${xmake[@]}" KSFT_INSTALL_PATH="$install" \
 	-j"$jobs" TARGETS="$targets" install >/dev/null
 [ -x "$install/run_kselftest.sh" ] || { echo "build-selftests: nothing installed in $install" >&2; exit 1; }
 echo "$targets" >"$install/TARGETS"

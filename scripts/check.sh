@@ -14,6 +14,8 @@
 # REPEAT=N (boot and run the kselftests N times, stop at the first run that
 # fails and name it; the counts are summed over the runs).  The outputs go to
 # build/check-*.out, or to $VM_DIR if set (runs beside each other).
+# ARCH=arm64: the arm64 guest (build/linux-arm64, build/kselftest-arm64/install,
+# outputs and VM_DIR in build/vm-arm64; see scripts/vm.sh).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +26,13 @@ repeat=${REPEAT:-1}
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || { echo "check: REPEAT=$repeat: not a positive number" >&2; exit 2; }
 kbuild=${KBUILD:-$top/build/linux}
 install=${KSFT_INSTALL:-$top/build/kselftest/install}
+image=arch/x86/boot/bzImage
+if [ "${ARCH:-x86}" = arm64 ]; then
+	kbuild=${KBUILD:-$top/build/linux-arm64}
+	install=${KSFT_INSTALL:-$top/build/kselftest-arm64/install}
+	image=arch/arm64/boot/Image
+	export VM_DIR=${VM_DIR:-$top/build/vm-arm64}
+fi
 pass=0
 fail=0
 failed=()
@@ -57,7 +66,7 @@ for ((run = 1; run <= repeat; run++)); do
 	what=kselftests
 	[ "$repeat" = 1 ] || what="kselftests (run $run of $repeat)"
 	echo "== $what ($(cat "$install/TARGETS" 2>/dev/null || echo '?')) in the guest"
-	"$top/scripts/vm.sh" --kernel "${VM_KERNEL:-$kbuild/arch/x86/boot/bzImage}" -- \
+	"$top/scripts/vm.sh" --kernel "${VM_KERNEL:-$kbuild/$image}" -- \
 		"${guest[@]}" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	add "$what" "$out"

@@ -7,6 +7,12 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 kbuild=${KBUILD:-$top/build/linux}
+ksft=${KSFT_INSTALL:-$top/build/kselftest/install}
+# The arm64 guest (ARCH=arm64 make run): its kernel build and kselftests.
+if [ "$(uname -m)" = aarch64 ]; then
+	kbuild=${KBUILD:-$top/build/linux-arm64}
+	ksft=${KSFT_INSTALL:-$top/build/kselftest-arm64/install}
+fi
 
 echo "== kernel"
 uname -a
@@ -23,7 +29,7 @@ echo "== clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current
 # The feature at work, as a user sees it: csfcat and the eventloop sample
 # (built with the kselftests from tools/coarse_stat and samples/coarse_stat),
 # then a few kselftests, which print what they compare against /proc.
-st=${KSFT_INSTALL:-$top/build/kselftest/install}/coarse_stat
+st=$ksft/coarse_stat
 if [ ! -x "$st/csfcat" ]; then
 	echo "(no csfcat in $st: run 'make selftests')"
 	exit 1

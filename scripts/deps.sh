@@ -19,6 +19,21 @@ pkgs=(
 )
 # Optional but fast: a rebuild of an unchanged file is a cache hit.
 pkgs+=(ccache)
+# ARCH=arm64: the cross compiler and glibc, QEMU for arm64.  The guest's
+# busybox-static:arm64 and bash-static:arm64 are downloaded, not installed
+# (scripts/initramfs.sh): that needs dpkg's arm64 architecture.
+if [ "${ARCH:-x86}" = arm64 ]; then
+	pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm)
+	if ! dpkg --print-foreign-architectures 2>/dev/null | grep -qx arm64; then
+		if [ "$(id -u)" = 0 ]; then
+			echo "deps: dpkg --add-architecture arm64 (for apt-get download busybox-static:arm64)"
+			dpkg --add-architecture arm64 && apt-get update -q >/dev/null
+		else
+			echo "deps: run: sudo dpkg --add-architecture arm64 && sudo apt-get update" >&2
+			exit 1
+		fi
+	fi
+fi
 if [ "${1:-}" = lint ]; then
 	pkgs+=(shellcheck sparse codespell python3-ply python3-git python3-docutils)
 	# make htmldocs (Documentation/sphinx/requirements.txt: Sphinx, alabaster, pyyaml)

@@ -16,8 +16,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 src=${LINUX:-$top/linux}
 kernel=${VM_KERNEL:-${KBUILD:-$top/build/linux}/arch/x86/boot/bzImage}
 work=$top/build/harness
+vm_dir=$top/build/vm-harness
+# ARCH=arm64: the arm64 guest (scripts/vm.sh), in directories of its own.
+if [ "${ARCH:-x86}" = arm64 ]; then
+	kernel=${VM_KERNEL:-${KBUILD:-$top/build/linux-arm64}/arch/arm64/boot/Image}
+	work=$top/build/harness-arm64
+	vm_dir=$top/build/vm-harness-arm64
+fi
 
-export VM_DIR=$top/build/vm-harness VM_SCRATCH_MB=0 VM_KERNEL=$kernel
+export VM_DIR=$vm_dir VM_SCRATCH_MB=0 VM_KERNEL=$kernel
 rm -rf "$work"
 mkdir -p "$work"
 

@@ -37,14 +37,27 @@
 #   VM_SCRATCH_MB	size of a scratch virtio disk, $COARSE_STAT_SCRATCH_DEV in
 #		the guest; with ext4 in the kernel also mounted on
 #		/tmp/scratch = $COARSE_STAT_SCRATCH (256; 0: none)
+#   ARCH=arm64	boot the arm64 guest in qemu-system-aarch64 -M virt -cpu max
+#		(TCG only): kernel build/linux-arm64/arch/arm64/boot/Image,
+#		VM_DIR build/vm-arm64, root a small initramfs
+#		(scripts/initramfs.sh) that mounts the project directory over
+#		9p at its host path and runs selftests/guest-init.sh stage2;
+#		the command must live under the project directory.  No TSC
+#		arguments; the clocksource should be arch_sys_counter.
 # QEMU option values contain commas:
 # shellcheck disable=SC2054
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+arch=x86
+[ "${ARCH:-}" = arm64 ] && arch=arm64
 kernel=${VM_KERNEL:-$top/build/linux/arch/x86/boot/bzImage}
 timeout=${VM_TIMEOUT:-900}
 vmdir=${VM_DIR:-$top/build/vm}
+if [ "$arch" = arm64 ]; then
+	kernel=${VM_KERNEL:-$top/build/linux-arm64/arch/arm64/boot/Image}
+	vmdir=${VM_DIR:-$top/build/vm-arm64}
+fi
 append_extra=${VM_APPEND:-}
 shell=0
 
@@ -74,8 +87,15 @@ while [ $# -gt 0 ]; do
 done
 [ $shell = 1 ] || [ $# -gt 0 ] || usage
 
+case "$arch" in
+x86)
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run scripts/deps.sh"
 command -v busybox >/dev/null || die "busybox missing (the guest reboots with it): run scripts/deps.sh"
+	;;
+arm64)
+	command -v qemu-system-aarch64 >/dev/null ||
+		die "qemu-system-aarch64 missing: run ARCH=arm64 scripts/deps.sh" ;;
+esac
 [ -f "$kernel" ] || die "no kernel at $kernel (run 'make kernel')"
 case "$timeout" in ''|*[!0-9]*) die "--timeout wants seconds, got '$timeout'" ;; esac
 
@@ -112,6 +132,8 @@ probe_kvm() {
 
 accel_cache=$top/build/vm/accel
 accel=${VM_ACCEL:-}
+# arm64: TCG only (this host's KVM runs x86 guests).
+[ "$arch" = arm64 ] && accel=${VM_ACCEL:-tcg}
 if [ -z "$accel" ]; then
 	accel=$(cat "$accel_cache" 2>/dev/null)
 	if [ "$accel" != kvm ] && [ "$accel" != tcg ]; then
@@ -121,8 +143,24 @@ if [ -z "$accel" ]; then
 		echo "vm.sh: using $accel" >&2
 	fi
 fi
-case "$accel" in
-kvm)	accel_args=(-accel kvm -cpu host) ;;
+case "$arch:$accel" in
+arm64:tcg)
+	# -cpu max with pauth-impdef=on: QEMU's architected pointer
+	# authentication (QARMA) costs much TCG time, the IMPDEF one little.
+	cpu=max
+	qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -display none -S \
+		-nodefaults -no-user-config -monitor none </dev/null >/dev/null 2>&1 &
+	probe=$!
+	sleep 1
+	if kill -0 "$probe" 2>/dev/null; then
+		cpu=max,pauth-impdef=on
+		kill "$probe" 2>/dev/null
+	fi
+	wait "$probe" 2>/dev/null
+	accel_args=(-M virt -accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu "$cpu") ;;
+arm64:*)
+	die "ARCH=arm64 needs VM_ACCEL=tcg, not '$accel'" ;;
+*:kvm)	accel_args=(-accel kvm -cpu host) ;;
 # Single-threaded TCG by default: with thread=multi, QEMU 7.2 (Debian 12) lets a
 # vCPU run stale code after the kernel patches a static key (text_poke_bp), and
 # the guest dies with "Oops: int3" at the key's site.  A stock key shows it too:
@@ -130,7 +168,7 @@ kvm)	accel_args=(-accel kvm -cpu host) ;;
 #	echo 0 >/proc/sys/kernel/sched_schedstats; done'
 # oopses in dequeue_entities() within seconds under thread=multi, never under
 # thread=single.  VM_TCG_THREAD=multi to try it.
-tcg)	accel_args=(-accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu max) ;;
+*:tcg)	accel_args=(-accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu max) ;;
 *)	die "VM_ACCEL must be kvm or tcg, not '$accel'" ;;
 esac
 
@@ -158,7 +196,10 @@ esac
 # watchdog) and, under TCG, the host's TSC frequency (tsc_early_khz, from
 # the host kernel log, cached in build/vm/tsc_khz; VM_TSC_KHZ overrides).
 tsc_args="tsc=reliable"
-if [ "$icount" = 1 ]; then
+if [ "$arch" = arm64 ]; then
+	# The architected counter needs no calibration (its rate is in CNTFRQ_EL0).
+	tsc_args=
+elif [ "$icount" = 1 ]; then
 	# A TSC tick per instruction: call it 1 GHz.
 	tsc_args+=" tsc_early_khz=1000000"
 elif [ "$accel" = tcg ]; then
@@ -180,7 +221,12 @@ if [ $shell = 1 ]; then
 	echo "shell" >"$vmdir/mode"
 else
 	{
-		printf 'cd %q || exit 125\n' "$PWD"
+		if [ "$arch" = arm64 ] && [[ "$PWD/" != "$top/"* ]]; then
+			# The arm64 guest sees only the project directory.
+			printf 'cd %q || exit 125\n' "$top"
+		else
+			printf 'cd %q || exit 125\n' "$PWD"
+		fi
 		printf 'exec'
 		printf ' %q' "$@"
 		printf '\n'
@@ -207,11 +253,33 @@ args=(-nodefaults -no-reboot -display none -nic none
 	-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root
 	-fsdev "local,id=vm,path=$vmdir,security_model=none,multidevs=remap"
 	-device virtio-9p-pci,fsdev=vm,mount_tag=vmdir)
+if [ "$arch" = arm64 ]; then
+	# The same kernel arguments but the console and the root: the
+	# initramfs, which mounts $top (tag "top") and runs guest-init.sh.
+	initrd=$top/build/initramfs-arm64.cpio.gz
+	KBUILD=$(dirname "$(dirname "$(dirname "$(dirname "$kernel")")")") \
+		"$top/scripts/initramfs.sh" "$initrd" >/dev/null || die "no initramfs (scripts/initramfs.sh)"
+	append="console=ttyAMA0 printk.time=1 panic_on_warn=1 oops=panic panic=-1 softlockup_panic=1"
+	[ "${VM_DEBUG:-1}" = 0 ] || append+=" slub_debug=FZPU init_on_free=1 kfence.sample_interval=10"
+	append+=" rdinit=/init VMTOP=$top VMDIR=$vmdir $append_extra"
+	args=(-nodefaults -no-reboot -display none -nic none
+		"${accel_args[@]}" -m "${VM_MEM:-2G}" -smp "${VM_SMP:-2}"
+		-kernel "$kernel" -initrd "$initrd" -append "$append"
+		-fsdev "local,id=top,path=$top,security_model=none,readonly=on,multidevs=remap"
+		-device virtio-9p-device,fsdev=top,mount_tag=top
+		-fsdev "local,id=vm,path=$vmdir,security_model=none,multidevs=remap"
+		-device virtio-9p-device,fsdev=vm,mount_tag=vmdir)
+fi
 if [ "${VM_SCRATCH_MB:-256}" != 0 ]; then
 	rm -f "$vmdir/scratch.img"
 	truncate -s "${VM_SCRATCH_MB:-256}M" "$vmdir/scratch.img"
 	mkfs.ext4 -q -F "$vmdir/scratch.img" || die "mkfs.ext4 failed (e2fsprogs: scripts/deps.sh)"
+	if [ "$arch" = arm64 ]; then
+		args+=(-drive "file=$vmdir/scratch.img,if=none,id=scratch,format=raw,cache=unsafe"
+		       -device virtio-blk-device,drive=scratch)
+	else
 	args+=(-drive "file=$vmdir/scratch.img,if=virtio,format=raw,cache=unsafe")
+	fi
 fi
 
 # Kernel lines carry a "[    1.234567]" stamp (printk.time=1); only those are
@@ -219,17 +287,19 @@ fi
 bad='WARNING:|BUG:|BUG [^ ]+ \(|KFENCE:|KASAN:|UBSAN:|kmemleak: [0-9]+ new suspected|Oops|Kernel panic|general protection fault|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: |^={20,}$|soft lockup|hard LOCKUP|rcu_.*stall|list_(?:add|del) corruption|Unable to handle kernel|kernel BUG at|unreferenced object'
 export VM_BAD_RE=$bad
 
+qemu="qemu-system-x86_64"
+[ "$arch" = arm64 ] && qemu="qemu-system-aarch64"
 start=$SECONDS
 if [ $shell = 1 ]; then
 	echo "vm.sh: interactive guest ($accel); 'exit' or Ctrl-D powers off, Ctrl-A x kills QEMU" >&2
-	timeout -k 5 --foreground "$timeout" qemu-system-x86_64 "${args[@]}" \
+	timeout -k 5 --foreground "$timeout" "$qemu" "${args[@]}" \
 		-chardev "stdio,id=con,mux=on,signal=off,logfile=$log" \
 		-serial chardev:con -mon chardev=con,mode=readline
 	qrc=$?
 else
 	# Console to console.log (without the CRs); to stdout only what is not
 	# a kernel message, plus kernel problems; all of it with VM_VERBOSE=1.
-	timeout -k 5 "$timeout" qemu-system-x86_64 "${args[@]}" -serial stdio </dev/null 2>&1 |
+	timeout -k 5 "$timeout" "$qemu" "${args[@]}" -serial stdio </dev/null 2>&1 |
 		VM_LOG=$log VM_VERBOSE=${VM_VERBOSE:-0} perl -ne '
 			BEGIN {
 				$| = 1;
@@ -282,9 +352,15 @@ if [ -z "$rc" ]; then
 fi
 boot=$(sed -n 's/^\[ *\([0-9.]*\)\] guest-init: running.*/\1/p' "$log" | head -1)
 cs=$(sed -n 's/.*guest-init: clocksource \(.*\)/\1/p' "$log" | head -1)
+if [ "$arch" = arm64 ]; then
+	cs=${cs%$'\r'}	# --shell: the console log keeps its CRs
+	[ "$cs" = arch_sys_counter ] || [ -z "$cs" ] ||
+		echo "vm.sh: warning: the guest's clocksource was $cs, not arch_sys_counter" >&2
+else
 [ "$cs" = tsc ] || [ -z "$cs" ] ||
 	echo "vm.sh: warning: the guest's clocksource was $cs, not tsc (set VM_TSC_KHZ?)" >&2
-if [ "$icount" = 1 ]; then
+fi
+if [ "$icount" = 1 ] && [ "$arch" = x86 ]; then
 	# What the guest made of the TSC: tsc_early_khz, then a refinement
 	# against the HPET, which runs on the same virtual clock; and the
 	# clocksource it ended with (tsc-early until that refinement, which

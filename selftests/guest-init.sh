@@ -93,7 +93,14 @@ echo "guest-init: running $(cat "$VMDIR/mode" 2>/dev/null)" >/dev/kmsg
 if [ "$(cat "$VMDIR/mode" 2>/dev/null)" = shell ]; then
 	. "$VMDIR/cmd"
 	echo "guest-init: shell; 'exit' powers off"
+	if [ -c /dev/ttyAMA0 ]; then
+		# The arm64 guest: PL011 console, busybox setsid (no -w; a
+		# background job is no group leader, so it does not fork).
+		setsid -c bash -l </dev/ttyAMA0 >/dev/ttyAMA0 2>&1 &
+		wait $!
+	else
 	setsid -c -w bash -l </dev/ttyS0 >/dev/ttyS0 2>&1
+	fi
 	rc=$?
 else
 	bash "$VMDIR/cmd" </dev/null
