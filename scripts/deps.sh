@@ -36,6 +36,8 @@ if [ "${ARCH:-x86}" = arm64 ]; then
 fi
 if [ "${1:-}" = lint ]; then
 	pkgs+=(shellcheck sparse codespell python3-ply python3-git python3-docutils)
+	# sparse and W=1 on the arm64 objects of the series
+	pkgs+=(gcc-aarch64-linux-gnu)
 	# make htmldocs (Documentation/sphinx/requirements.txt: Sphinx, alabaster, pyyaml)
 	pkgs+=(python3-sphinx python3-alabaster python3-yaml)
 fi

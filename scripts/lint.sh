@@ -12,7 +12,9 @@
 #    no warning about our files (without Sphinx: rst2html, docutils alone)
 #  - sparse (C=1) and W=1 on the kernel objects of the .c files the series
 #    adds (no finding allowed) and changes (no finding that the same object
-#    does not have at base: warnings are compared without line numbers)
+#    does not have at base: warnings are compared without line numbers);
+#    the arm64 objects it adds, with the generic ones, once more with the
+#    cross compiler and the arm64 guest's config
 #
 # The tree checked is linux/ as it is: base..coarse-stat plus uncommitted
 # and untracked files.  The build checks configure their own output
@@ -203,6 +205,7 @@ objects() {
 		esac
 		case "$f" in
 		tools/*|samples/*|scripts/*|usr/*|Documentation/*) continue ;;
+		arch/*) [[ "$f" == arch/"$lint_arch"/* ]] || continue ;;
 		esac
 		d=${f%/*}
 		o=${f##*/}
@@ -262,6 +265,7 @@ elif ! command -v sparse >/dev/null; then
 	note "sparse not installed: sparse and W=1 not checked (apt-get install sparse)"
 	result "sparse installed" 1
 else
+	lint_arch=x86
 	# shellcheck disable=SC2086
 	new_objs=$(objects $added)
 	# shellcheck disable=SC2086
@@ -320,6 +324,31 @@ else
 		[ "$rc" = 0 ] && [ ! -s "$lint/old.new" ]
 		rc=$?
 		result "sparse and W=1: no finding in $(echo $old_objs) that base does not have ($((SECONDS - t)) s)" $rc
+	fi
+
+	# arm64: the objects the series adds there and the generic ones, built
+	# with the cross compiler and the arm64 guest's config.
+	lint_arch=arm64
+	# shellcheck disable=SC2086
+	arm_objs=$(objects $added 2>/dev/null)
+	if [[ "$arm_objs" != *arch/arm64/* ]]; then
+		:
+	elif ! command -v aarch64-linux-gnu-gcc >/dev/null; then
+		note "no aarch64-linux-gnu-gcc: the arm64 objects are not built (ARCH=arm64 scripts/deps.sh)"
+		result "arm64 cross compiler installed for sparse and W=1" 1
+	else
+		t=$SECONDS
+		aout=$lint/out-arm64
+		mkdir -p "$aout"
+		# shellcheck disable=SC2086
+		(export ARCH=arm64; build "$src" "$aout" "$lint/arm64.log" "" $arm_objs)
+		rc=$?
+		findings "$lint/arm64.log" "$src" "$aout" >"$lint/arm64.findings"
+		[ "$rc" = 0 ] || { tail -n 30 "$lint/arm64.log"; echo "lint: arm64 build failed, see $lint/arm64.log"; }
+		cat "$lint/arm64.findings"
+		[ "$rc" = 0 ] && [ ! -s "$lint/arm64.findings" ]
+		rc=$?
+		result "sparse and W=1 on arm64: no finding in $(echo $arm_objs) ($((SECONDS - t)) s)" $rc
 	fi
 fi
 
