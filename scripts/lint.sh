@@ -225,8 +225,23 @@ build() {
 	local s=$1 o=$2 log=$3 allow=$4 x
 	shift 4
 	for x in "$@"; do rm -f "$o/$x"; done
-	LINUX=$s KBUILD=$o ALLOW_MISSING_CONFIG=$allow KTARGETS="$*" KMAKEFLAGS="C=1 W=1" \
-		nice -n 10 "$top/scripts/build-kernel.sh" debug >"$log" 2>&1
+	ARCH=${build_arch:-} LINUX=$s KBUILD=$o ALLOW_MISSING_CONFIG=$allow KTARGETS="$*" \
+		KMAKEFLAGS="C=1 W=1" nice -n 10 "$top/scripts/build-kernel.sh" debug >"$log" 2>&1
+}
+
+# no_findings WHAT OUT LOG OBJECT...: build the objects of linux/ in OUT (for
+# $build_arch), with no finding allowed.
+no_findings() {
+	local what=$1 out=$2 log=$3 t=$SECONDS rc
+	shift 3
+	mkdir -p "$out"
+	build "$src" "$out" "$log" "" "$@"
+	rc=$?
+	findings "$log" "$src" "$out" >"$log.findings"
+	[ "$rc" = 0 ] || { tail -n 30 "$log"; echo "lint: build failed, see $log"; }
+	cat "$log.findings"
+	[ "$rc" = 0 ] && [ ! -s "$log.findings" ]
+	result "$what: no finding in $* ($((SECONDS - t)) s)" $?
 }
 
 # findings LOG TREE OUT: the compiler's and sparse's warnings and errors,
@@ -273,18 +288,8 @@ else
 	lout=$lint/out
 	mkdir -p "$lout"
 
-	if [ -n "$new_objs" ]; then
-		t=$SECONDS
-		# shellcheck disable=SC2086
-		build "$src" "$lout" "$lint/new.log" "" $new_objs
-		rc=$?
-		findings "$lint/new.log" "$src" "$lout" >"$lint/new.findings"
-		[ "$rc" = 0 ] || { tail -n 30 "$lint/new.log"; echo "lint: build failed, see $lint/new.log"; }
-		cat "$lint/new.findings"
-		[ "$rc" = 0 ] && [ ! -s "$lint/new.findings" ]
-		rc=$?
-		result "sparse and W=1: no finding in $(echo $new_objs) ($((SECONDS - t)) s)" $rc
-	fi
+	# shellcheck disable=SC2086
+	[ -z "$new_objs" ] || no_findings "sparse and W=1" "$lout" "$lint/new.log" $new_objs
 
 	if [ -n "$old_objs" ]; then
 		t=$SECONDS
@@ -337,18 +342,10 @@ else
 		note "no aarch64-linux-gnu-gcc: the arm64 objects are not built (ARCH=arm64 scripts/deps.sh)"
 		result "arm64 cross compiler installed for sparse and W=1" 1
 	else
-		t=$SECONDS
-		aout=$lint/out-arm64
-		mkdir -p "$aout"
+		build_arch=arm64
 		# shellcheck disable=SC2086
-		(export ARCH=arm64; build "$src" "$aout" "$lint/arm64.log" "" $arm_objs)
-		rc=$?
-		findings "$lint/arm64.log" "$src" "$aout" >"$lint/arm64.findings"
-		[ "$rc" = 0 ] || { tail -n 30 "$lint/arm64.log"; echo "lint: arm64 build failed, see $lint/arm64.log"; }
-		cat "$lint/arm64.findings"
-		[ "$rc" = 0 ] && [ ! -s "$lint/arm64.findings" ]
-		rc=$?
-		result "sparse and W=1 on arm64: no finding in $(echo $arm_objs) ($((SECONDS - t)) s)" $rc
+		no_findings "sparse and W=1 on arm64" "$lint/out-arm64" "$lint/arm64.log" $arm_objs
+		build_arch=
 	fi
 fi
 
