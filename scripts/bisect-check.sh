@@ -14,8 +14,9 @@
 # options a commit does not have yet are dropped by olddefconfig), then
 # 'make headers' and, once the commit has include/uapi/linux/coarse_stat.h,
 # a -Wall -Wextra -Werror compile of it and of linux/prctl.h from usr/include.
-# Where a commit has tools/testing/selftests/coarse_stat, its programs are
-# built too (any compiler warning fails the commit).  ARCH=arm64 does all of
+# Where a commit has tools/testing/selftests/coarse_stat and coarse_stat for
+# the architecture, its programs are built too (any compiler warning fails
+# the commit).  ARCH=arm64 does all of
 # it for arm64 (cross compilers, build/bisect/build/linux-arm64).
 # Only commits are built: uncommitted changes in linux/ are not.
 # A build in build/linux ('make kernel') is waited for before each commit.
@@ -103,7 +104,11 @@ for sha in "${commits[@]}"; do
 			what="include/uapi/linux/coarse_stat.h does not compile from usr/include"
 		fi
 	fi
-	if [ "$ok" = 1 ] && [ -f "$bsrc/tools/testing/selftests/coarse_stat/Makefile" ]; then
+	# The kselftests, once they exist and the architecture has coarse_stat.
+	karch=x86
+	[ "${ARCH:-x86}" != arm64 ] || karch=arm64
+	if [ "$ok" = 1 ] && [ -f "$bsrc/tools/testing/selftests/coarse_stat/Makefile" ] &&
+		[ -f "$bsrc/arch/$karch/include/asm/coarse_stat.h" ]; then
 		echo "== selftests/coarse_stat" >>"$log"
 		rm -rf "$bout/kselftest-coarse_stat"
 		mkdir -p "$bout/kselftest-coarse_stat"
