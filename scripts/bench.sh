@@ -47,7 +47,13 @@
 #   BENCH_ARGS			more cs_bench arguments for every run (e.g. -q)
 #   BENCH_SWITCH_ARGS		more for the switch-only runs (default -r 15)
 #   BENCH_NICE			niceness of the builds (19)
-#   BENCH_OUT			where the results go (Documentation/bench)
+#   BENCH_OUT			where the results go (Documentation/bench, with
+#				BENCH_O2=1 Documentation/bench/O2)
+#   BENCH_O2=1			build all three kernels with -O2
+#				(CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE, what
+#				distributions ship) instead of tinyconfig's -Os,
+#				in build directories of their own (suffix -o2,
+#				build/bench-o2)
 #   VM_DIR			the guest's directory (build/vm-bench)
 set -uo pipefail
 
@@ -74,9 +80,14 @@ fi
 
 set -e
 linux=${LINUX:-$top/linux}
-work=$top/build/bench
-res=${BENCH_OUT:-$top/Documentation/bench}
-vmdir=${VM_DIR:-$top/build/vm-bench}
+# -O2 kernels (BENCH_O2=1): every directory gets the suffix, the config the fragment.
+sfx= opt=-Os optcfg=
+if [ "${BENCH_O2:-0}" = 1 ]; then
+	sfx=-o2 opt=-O2 optcfg=$top/scripts/o2.config
+fi
+work=$top/build/bench$sfx
+res=${BENCH_OUT:-$top/Documentation/bench${sfx:+/O2}}
+vmdir=${VM_DIR:-$top/build/vm-bench$sfx}
 nice=${BENCH_NICE:-19}
 rounds=${BENCH_ROUNDS:-3}
 icount_boots=${BENCH_ICOUNT_BOOTS:-2}
@@ -101,14 +112,14 @@ log() {
 # --- kernels ---------------------------------------------------------------
 
 tags=(patched)
-declare -A kernel=([patched]=$top/build/linux-bench/arch/x86/boot/bzImage)
+declare -A kernel=([patched]=$top/build/linux-bench$sfx/arch/x86/boot/bzImage)
 [ "${BENCH_BASE:-1}" = 0 ] || {
 	tags+=(base)
-	kernel[base]=$top/build/bench-base/build/arch/x86/boot/bzImage
+	kernel[base]=$top/build/bench-base/build$sfx/arch/x86/boot/bzImage
 }
 [ "${BENCH_NOCS:-1}" = 0 ] || {
 	tags+=(nocs)
-	kernel[nocs]=$top/build/linux-bench-nocs/arch/x86/boot/bzImage
+	kernel[nocs]=$top/build/linux-bench-nocs$sfx/arch/x86/boot/bzImage
 }
 
 build() {
@@ -117,7 +128,7 @@ build() {
 	log "building the $tag kernel (nice $nice)"
 	case "$tag" in
 	patched)
-		LINUX=$linux KBUILD=$top/build/linux-bench \
+		LINUX=$linux KBUILD=$top/build/linux-bench$sfx KCONFIG_EXTRA=$optcfg \
 			nice -n "$nice" "$top/scripts/build-kernel.sh" bench ;;
 	base)
 		local src=$top/build/bench-base/src
@@ -128,7 +139,8 @@ build() {
 		fi
 		git -C "$src" checkout -q --force --detach base
 		# The base lacks the coarse_stat options; everything else is the same.
-		LINUX=$src KBUILD=$top/build/bench-base/build ALLOW_MISSING_CONFIG=1 \
+		LINUX=$src KBUILD=$top/build/bench-base/build$sfx ALLOW_MISSING_CONFIG=1 \
+			KCONFIG_EXTRA=$optcfg \
 			nice -n "$nice" "$top/scripts/build-kernel.sh" bench 2>&1 |
 			{ grep -v -e "did not stick" -e "did not apply" >&2 || true; } ;;
 	nocs)
@@ -136,7 +148,8 @@ build() {
 		sed -n 's/^\(CONFIG_[A-Z0-9_]*COARSE_STAT[A-Z0-9_]*\)=y$/\1=n/p' \
 			"$top/scripts/coarse_stat.config" \
 			"$linux/tools/testing/selftests/coarse_stat/config" | sort -u >"$work/nocs.config"
-		LINUX=$linux KBUILD=$top/build/linux-bench-nocs KCONFIG_EXTRA=$work/nocs.config \
+		LINUX=$linux KBUILD=$top/build/linux-bench-nocs$sfx \
+			KCONFIG_EXTRA="$work/nocs.config${optcfg:+ $optcfg}" \
 			nice -n "$nice" "$top/scripts/build-kernel.sh" bench-nocs ;;
 	esac
 	log "$tag kernel built in $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
@@ -258,7 +271,7 @@ tsv=$res/results.tsv
 
 awk -F '\t' -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v cpu="$cpu" -v ncpu="$(nproc)" \
 	-v hostk="$(uname -r)" -v qemu="$qemu" -v accel="$accel" -v tags="${tags[*]}" \
-	-v wdate="$(cat "$work/wall.date" 2>/dev/null)" -v idate="$(cat "$work/icount.date" 2>/dev/null)" '
+	-v opt="$opt" -v sfx="$sfx" -v wdate="$(cat "$work/wall.date" 2>/dev/null)" -v idate="$(cat "$work/icount.date" 2>/dev/null)" '
 /^#meta/ { meta[$2, $3, $4] = $5; next }
 /^#/ { next }
 {
@@ -302,7 +315,7 @@ END {
 	printf "- Guest: %s, accel **%s**, %s vCPUs, clocksource %s, rdtscp %s\n", qemu,
 		accel, meta["patched", gb, "nr_cpus"], meta["patched", gb, "clocksource"],
 		meta["patched", gb, "rdtscp"]
-	printf "- Guest kernel: %s, no debug options (build/linux-bench)\n", meta["patched", gb, "kernel"]
+	printf "- Guest kernels: tinyconfig plus scripts/*.config without debug options, built with %s (build/linux-bench%s); patched: %s\n", opt, sfx, meta["patched", gb, "kernel"]
 	if (accel == "tcg" && nwall) {
 		print "- **Under TCG every instruction is emulated: absolute times are emulation costs, and only the ratios measured in one run mean something. Repeat on real hardware (README).**"
 		print "  Memory accesses go through a software TLB and a call into the vDSO through an"
