@@ -81,7 +81,7 @@ fi
 set -e
 linux=${LINUX:-$top/linux}
 # -O2 kernels (BENCH_O2=1): every directory gets the suffix, the config the fragment.
-sfx= opt=-Os optcfg=
+sfx='' opt=-Os optcfg=''
 if [ "${BENCH_O2:-0}" = 1 ]; then
 	sfx=-o2 opt=-O2 optcfg=$top/scripts/o2.config
 fi
