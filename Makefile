@@ -65,7 +65,7 @@ check-kasan: deps tree selftests ## optional, slow: kselftests on a KASAN+kmemle
 	@VM_KERNEL=$(KASAN_KBUILD)/arch/x86/boot/bzImage VM_DIR=$(CURDIR)/build/vm-kasan \
 		VM_TIMEOUT=$${VM_TIMEOUT:-3600} CHECK_HARNESS=0 CHECK_KMEMLEAK=1 scripts/check.sh
 
-bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them (ns and, under -icount, instructions per switch; BENCH_ICOUNT=1: only those; BENCH_O2=1: -O2 kernels, Documentation/bench/O2/), write Documentation/bench/
+bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them (ns and, under -icount, instructions per switch; BENCH_ICOUNT=1: only those; BENCH_O2=1: -O2 with tracepoints, Documentation/bench/O2/), write Documentation/bench/
 ifeq ($(ARCH),arm64)
 	@scripts/bench-arm64.sh
 else

@@ -49,11 +49,10 @@
 #   BENCH_NICE			niceness of the builds (19)
 #   BENCH_OUT			where the results go (Documentation/bench, with
 #				BENCH_O2=1 Documentation/bench/O2)
-#   BENCH_O2=1			build all three kernels with -O2
-#				(CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE, what
-#				distributions ship) instead of tinyconfig's -Os,
-#				in build directories of their own (suffix -o2,
-#				build/bench-o2)
+#   BENCH_O2=1			build the kernels as distributions do
+#				(scripts/o2.config: -O2 instead of tinyconfig's
+#				-Os, and tracepoints), in build directories of
+#				their own (suffix -o2, build/bench-o2)
 #   VM_DIR			the guest's directory (build/vm-bench)
 set -uo pipefail
 
@@ -83,7 +82,7 @@ linux=${LINUX:-$top/linux}
 # -O2 kernels (BENCH_O2=1): every directory gets the suffix, the config the fragment.
 sfx='' opt=-Os optcfg=''
 if [ "${BENCH_O2:-0}" = 1 ]; then
-	sfx=-o2 opt=-O2 optcfg=$top/scripts/o2.config
+	sfx=-o2 opt="-O2 and tracepoints (scripts/o2.config)" optcfg=$top/scripts/o2.config
 fi
 work=$top/build/bench$sfx
 res=${BENCH_OUT:-$top/Documentation/bench${sfx:+/O2}}
@@ -252,6 +251,8 @@ fi
 # --- results ---------------------------------------------------------------
 
 accel=${VM_ACCEL:-$(cat "$top/build/vm/accel" 2>/dev/null || echo "?")}
+# Only icount runs: those are TCG whatever the host offers.
+compgen -G "$work/*-[0-9].tsv" >/dev/null || accel="tcg (-icount)"
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 qemu=$(qemu-system-x86_64 --version | head -1)
 tsv=$res/results.tsv
