@@ -131,11 +131,13 @@ build() {
 			nice -n "$nice" "$top/scripts/build-kernel.sh" bench ;;
 	base)
 		local src=$top/build/bench-base/src
-		if [ ! -d "$src/.git" ]; then
-			git clone -q --shared --no-checkout "$linux" "$src"
-		else
-			git -C "$src" fetch -q --force --tags origin
+		# A shared clone borrows linux/'s objects: after linux/ was made
+		# again (rm -rf linux && make linux), clone afresh.
+		if [ -d "$src/.git" ] && ! git -C "$src" fetch -q --force --tags origin 2>/dev/null; then
+			log "build/bench-base/src lost linux/'s objects: cloning it again"
+			rm -rf "$src"
 		fi
+		[ -d "$src/.git" ] || git clone -q --shared --no-checkout "$linux" "$src"
 		git -C "$src" checkout -q --force --detach base
 		# The base lacks the coarse_stat options; everything else is the same.
 		LINUX=$src KBUILD=$top/build/bench-base/build$sfx ALLOW_MISSING_CONFIG=1 \
