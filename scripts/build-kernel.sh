@@ -10,7 +10,7 @@
 # applied last: they override, e.g. CONFIG_COARSE_STAT=n), ALLOW_MISSING_CONFIG=1 (build
 # even if some fragment option does not exist in the tree, such as an unpatched base).
 # ARCH=arm64: cross-build the arm64 guest (aarch64-linux-gnu-gcc, scripts/arm64.config
-# instead of scripts/guest.config, Image instead of bzImage; default output build/linux-arm64).
+# instead of scripts/x86.config, Image instead of bzImage; default output build/linux-arm64).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,8 +49,9 @@ if [ "$arch" = arm64 ]; then
 fi
 export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 2026" KBUILD_BUILD_USER=coarse KBUILD_BUILD_HOST=stat
 
-frags=("$top/scripts/guest.config" "$top/scripts/coarse_stat.config")
-[ "$arch" = arm64 ] && frags=("$top/scripts/arm64.config" "$top/scripts/coarse_stat.config")
+# guest.config is what both architectures' guests need, x86.config or
+# arm64.config the rest.
+frags=("$top/scripts/guest.config" "$top/scripts/$arch.config" "$top/scripts/coarse_stat.config")
 [ "$flavour" = debug ] && frags+=("$top/scripts/debug.config")
 [ "$flavour" = kasan ] && frags+=("$top/scripts/debug.config" "$top/scripts/kasan.config")
 # What the kselftests say they need (their 'config' file) must be in too.
@@ -100,13 +101,10 @@ if [ -n "${KTARGETS:-}" ]; then
 	make -C "$src" O="$out" "${xmake[@]}" CC="$cc" -j"$jobs" ${KMAKEFLAGS:-} $KTARGETS
 	exit
 fi
-if [ "$arch" = arm64 ]; then
-	# shellcheck disable=SC2086
-	make -C "$src" O="$out" "${xmake[@]}" CC="$cc" -j"$jobs" ${KMAKEFLAGS:-} Image
-	ln -sf "$out/$image" "$out/../Image-arm64${flavour/#debug/}" 2>/dev/null || true
-	echo "build-kernel: $out/$image"
-	exit
-fi
-make -C "$src" O="$out" CC="$cc" -j"$jobs" ${KMAKEFLAGS:-} bzImage
-ln -sf "$out/arch/x86/boot/bzImage" "$out/../bzImage${flavour/#debug/}" 2>/dev/null || true
-echo "build-kernel: $out/arch/x86/boot/bzImage"
+# The image, and a link next to the build directories (build/bzImage, build/Image-arm64, ...).
+link=bzImage
+[ "$arch" = arm64 ] && link=Image-arm64
+# shellcheck disable=SC2086
+make -C "$src" O="$out" "${xmake[@]}" CC="$cc" -j"$jobs" ${KMAKEFLAGS:-} "${image##*/}"
+ln -sf "$out/$image" "$out/../$link${flavour/#debug/}" 2>/dev/null || true
+echo "build-kernel: $out/$image"
