@@ -52,6 +52,9 @@ export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 2026" KBUILD_BUILD_USER=c
 # guest.config is what both architectures' guests need, x86.config or
 # arm64.config the rest.
 frags=("$top/scripts/guest.config" "$top/scripts/$arch.config" "$top/scripts/coarse_stat.config")
+# Options whose names differ between the bases: scripts/base-VERSION.PATCHLEVEL.config.
+kver=$(sed -n -e 's/^VERSION = //p' -e 's/^PATCHLEVEL = //p' "$src/Makefile" | paste -sd.)
+[ -f "$top/scripts/base-$kver.config" ] && frags+=("$top/scripts/base-$kver.config")
 [ "$flavour" = debug ] && frags+=("$top/scripts/debug.config")
 [ "$flavour" = kasan ] && frags+=("$top/scripts/debug.config" "$top/scripts/kasan.config")
 # What the kselftests say they need (their 'config' file) must be in too.

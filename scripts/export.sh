@@ -109,7 +109,7 @@ done >"$out/series"
 
 {
 	echo "# The base the series applies to (written by scripts/export.sh)."
-	echo "package: linux-source-6.12"
+	echo "package: $(g log -1 --format=%s base | sed -n "s/^Debian \(linux-source-[0-9.]*\) .*/\1/p")"
 	echo "debian-version: $(g log -1 --format=%s base | sed -n 's/^Debian linux-source-[0-9.]* //p')"
 	echo "kernelversion: $(make -s -C "$tree" kernelversion 2>/dev/null)"
 	echo "base-commit: $base"
