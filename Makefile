@@ -1,19 +1,37 @@
 # SPDX-License-Identifier: GPL-2.0
 # coarse_stat: every task is a target; 'make help' lists them.
 #
+# BASE=7.3 (the default) is the series patches/ on Debian's linux-source-7.3
+# in linux/, outputs in build/; BASE=6.12 the backport backports/6.12/ on
+# Debian 12's linux-source-6.12 in linux-6.12/, outputs in build/6.12/
+# (scripts/base.sh): 'make check BASE=6.12', 'make lint BASE=6.12', ...
+# The two never share an output directory.
+#
 # LINUX=/path/to/tree builds and tests another kernel tree (out of tree, in
 # KBUILD); JOBS=n sets the kernel build's parallelism.  make check LOAD=1
 # runs a busy loop per host core beside the tests, REPEAT=N runs the
 # kselftests N times (stops at the first failing run).
 
-LINUX   ?= $(CURDIR)/linux
+BASE ?= 7.3
+ifeq ($(BASE),7.3)
+BASE_TREE    := $(CURDIR)/linux
+PATCHES      ?= $(CURDIR)/patches
+BUILD_ROOT   ?= $(CURDIR)/build
+else ifeq ($(BASE),6.12)
+BASE_TREE    := $(CURDIR)/linux-6.12
+PATCHES      ?= $(CURDIR)/backports/6.12
+BUILD_ROOT   ?= $(CURDIR)/build/6.12
+else
+$(error BASE=$(BASE): the series has two bases, BASE=7.3 (patches/ in linux/, the default) and BASE=6.12 (backports/6.12/ in linux-6.12/))
+endif
+LINUX   ?= $(BASE_TREE)
 # ARCH=arm64: the arm64 guest (cross-built, booted in qemu-system-aarch64);
 # the scripts read ARCH from the environment (make exports it).
 ifeq ($(ARCH),arm64)
-KBUILD  ?= $(CURDIR)/build/linux-arm64
+KBUILD  ?= $(BUILD_ROOT)/linux-arm64
 endif
-KBUILD  ?= $(CURDIR)/build/linux
-export LINUX KBUILD
+KBUILD  ?= $(BUILD_ROOT)/linux
+export BASE LINUX PATCHES BUILD_ROOT KBUILD
 
 BZIMAGE      := $(KBUILD)/arch/x86/boot/bzImage
 
@@ -23,14 +41,17 @@ BZIMAGE      := $(KBUILD)/arch/x86/boot/bzImage
 all: tree kernel selftests ## build the kernel tree, the guest kernel and the kselftests (default)
 
 help: ## list the targets
+	@echo "BASE=$(BASE): the series $(PATCHES:$(CURDIR)/%=%)/ in $(LINUX:$(CURDIR)/%=%)/, outputs in $(BUILD_ROOT:$(CURDIR)/%=%)/"
+	@echo "(BASE=7.3, the default: patches/ in linux/; BASE=6.12: backports/6.12/ in linux-6.12/, and"
+	@echo "every build/X below is build/6.12/X)"
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z0-9-]+):.*## /\1\t/' | \
 		awk -F'\t' '{ printf "  %-13s %s\n", $$1, $$2 }'
 
 deps: ## install the Debian 12 packages needed (as root; else print the apt-get line)
 	@scripts/deps.sh
 
-linux: ## make linux/: Debian's linux-source-6.12 as tag base + patches/ on branch coarse-stat
-ifeq ($(LINUX),$(CURDIR)/linux)
+linux: ## make linux/: Debian's linux-source-7.3 as tag base + patches/ on branch coarse-stat (BASE=6.12: linux-6.12/, linux-source-6.12 + backports/6.12/)
+ifeq ($(LINUX),$(BASE_TREE))
 	@GET_BASE_STRICT=1 scripts/get-base.sh
 else
 	@echo "linux: using your tree LINUX=$(LINUX) as it is"
@@ -39,7 +60,7 @@ endif
 # What the build targets depend on: like "linux", but a tree with work not yet
 # exported is used as it is (with a note) instead of refused.
 tree:
-ifeq ($(LINUX),$(CURDIR)/linux)
+ifeq ($(LINUX),$(BASE_TREE))
 	@scripts/get-base.sh
 endif
 
@@ -58,14 +79,14 @@ REPEAT ?= 1
 check: deps all ## boot, run the kselftests and the harness checks; last line "N passed, N failed" (LOAD=1: host busy, REPEAT=N: N runs)
 	@LOAD=$(LOAD) REPEAT=$(REPEAT) scripts/check.sh
 
-KASAN_KBUILD := $(CURDIR)/build/linux-kasan
+KASAN_KBUILD := $(BUILD_ROOT)/linux-kasan
 
 check-kasan: deps tree selftests ## optional, slow: kselftests on a KASAN+kmemleak kernel (build/linux-kasan), leak scan
 	@KBUILD=$(KASAN_KBUILD) scripts/build-kernel.sh kasan
-	@VM_KERNEL=$(KASAN_KBUILD)/arch/x86/boot/bzImage VM_DIR=$(CURDIR)/build/vm-kasan \
+	@VM_KERNEL=$(KASAN_KBUILD)/arch/x86/boot/bzImage VM_DIR=$(BUILD_ROOT)/vm-kasan \
 		VM_TIMEOUT=$${VM_TIMEOUT:-3600} CHECK_HARNESS=0 CHECK_KMEMLEAK=1 scripts/check.sh
 
-bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them (ns and, under -icount, instructions per switch; BENCH_ICOUNT=1: only those; BENCH_O2=1: -O2 with tracepoints, Documentation/bench/O2/), write Documentation/bench/
+bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them (ns and, under -icount, instructions per switch; BENCH_ICOUNT=1: only those; BENCH_O2=1: -O2 with tracepoints, Documentation/bench/O2/), write Documentation/bench/ (BASE=6.12: Documentation/bench/6.12/)
 ifeq ($(ARCH),arm64)
 	@scripts/bench-arm64.sh
 else
@@ -83,15 +104,29 @@ b4-check: ## b4 send --dry-run of patches/ in build/b4: mails, checkpatch, recip
 	@scripts/deps.sh b4 || true
 	@scripts/b4-check.sh
 
-export: ## write linux/ base..coarse-stat back into patches/ (keeps the cover letter text)
+export: ## write linux/ base..coarse-stat back into patches/ (BASE=6.12: linux-6.12/ into backports/6.12/; keeps the cover letter text)
 	@scripts/export.sh
 
 shell: deps kernel ## boot the guest with an interactive shell on the console
 	@scripts/vm.sh --shell
 
-clean: ## remove build/ (kernel builds, kselftests, VM files); keeps linux/ and ccache
-	rm -rf build .linux.*
+# The kernel trees of the bases distclean removes, each with its series:
+# BASE=7.3 (the default) both, BASE=6.12 linux-6.12/ only.
+ifeq ($(BASE),7.3)
+DISTCLEAN := 7.3:linux:patches 6.12:linux-6.12:backports/6.12
+else
+DISTCLEAN := 6.12:linux-6.12:backports/6.12
+endif
 
-distclean: clean ## also remove linux/ (refuses while it has commits not in patches/)
-	@[ ! -e linux/.git ] || GET_BASE_STRICT=1 LINUX=$(CURDIR)/linux scripts/get-base.sh >/dev/null
-	rm -rf linux
+clean: ## remove build/ (kernel builds, kselftests, VM files, downloads; BASE=6.12: build/6.12/ only); keeps the trees and ccache
+	@[ -n "$(BUILD_ROOT)" ] && [ "$(BUILD_ROOT)" != / ] || { echo "clean: BUILD_ROOT='$(BUILD_ROOT)': not removed" >&2; exit 1; }
+	rm -rf $(BUILD_ROOT) .linux.*
+
+distclean: ## also remove linux/ and linux-6.12/ (BASE=6.12: linux-6.12/ only); refuses while one has commits not in its series
+	@for t in $(DISTCLEAN); do \
+		b=$${t%%:*} r=$${t#*:}; d=$${r%%:*} p=$${r#*:}; \
+		[ ! -e "$$d/.git" ] || GET_BASE_STRICT=1 BASE=$$b LINUX=$(CURDIR)/$$d PATCHES=$(CURDIR)/$$p \
+			scripts/get-base.sh >/dev/null || exit 1; \
+	done
+	@$(MAKE) --no-print-directory clean
+	rm -rf $(foreach t,$(DISTCLEAN),$(word 2,$(subst :, ,$(t))))

@@ -30,13 +30,16 @@
 # identity) is refused.  B4_CHECK_TEST_IDENTITY=1 (CI) uses a throw-away
 # identity at .invalid instead, for checking only.  To send for real: cd
 # build/b4/src, set sendemail.* there, 'b4 send --reflect' first.
+# BASE=6.12 (scripts/base.sh): backports/6.12/ on linux-6.12/, in build/6.12/b4.
 # Last line "N passed, N failed".
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-tree=$(realpath -m "${LINUX:-$top/linux}")
-patches=$(realpath -m "${PATCHES:-$top/patches}")
-b4dir=$top/build/b4
+# shellcheck source=scripts/base.sh
+. "$top/scripts/base.sh"
+tree=$(realpath -m "${LINUX:-$base_tree}")
+patches=$(realpath -m "${PATCHES:-$base_patches}")
+b4dir=$BUILD_ROOT/b4
 bsrc=$b4dir/src
 out=$b4dir/out
 branch=b4-check
@@ -46,7 +49,7 @@ die() { echo "b4-check: $*" >&2; exit 1; }
 . "$top/scripts/tap.sh"
 
 command -v b4 >/dev/null || die "b4 not installed (apt-get install b4)"
-[ -e "$tree/.git" ] || die "no git tree at $tree (run 'make linux')"
+[ -e "$tree/.git" ] || die "no git tree at $tree (run 'make linux$base_make')"
 [ -f "$patches/series" ] || die "no $patches/series"
 cover=$patches/0000-cover-letter.patch
 [ -f "$cover" ] || die "no $cover"

@@ -11,19 +11,22 @@
 # nothing written to Documentation/bench.
 # Environment: LINUX (the tree), BENCH_BUILD=0 (use the kernel as built),
 # BENCH_ARGS (cs_bench arguments; default -q), VM_DIR (build/vm-bench-arm64).
+# BASE=6.12 (scripts/base.sh): linux-6.12/, build/6.12/ for build/.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/base.sh
+. "$top/scripts/base.sh"
 export ARCH=arm64
-kbuild=$top/build/linux-arm64-bench
-out=${VM_DIR:-$top/build/vm-bench-arm64}
+kbuild=$BUILD_ROOT/linux-arm64-bench
+out=${VM_DIR:-$BUILD_ROOT/vm-bench-arm64}
 mkdir -p "$out"
 
 if [ "${BENCH_BUILD:-1}" != 0 ]; then
 	KBUILD=$kbuild nice -n "${BENCH_NICE:-19}" "$top/scripts/build-kernel.sh" bench || exit 1
 	nice -n "${BENCH_NICE:-19}" "$top/scripts/build-selftests.sh" || exit 1
 fi
-bin=$top/build/kselftest-arm64/install/coarse_stat/cs_bench
+bin=$BUILD_ROOT/kselftest-arm64/install/coarse_stat/cs_bench
 [ -x "$bin" ] || { echo "bench-arm64: no $bin (make selftests ARCH=arm64)" >&2; exit 1; }
 
 read -r -a args <<<"${BENCH_ARGS:--q}"

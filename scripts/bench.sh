@@ -54,9 +54,14 @@
 #				-Os, and tracepoints), in build directories of
 #				their own (suffix -o2, build/bench-o2)
 #   VM_DIR			the guest's directory (build/vm-bench)
+#   BASE=6.12			(scripts/base.sh) linux-6.12/, every build/ above
+#				is build/6.12/ ($BUILD_ROOT), the results go to
+#				Documentation/bench/6.12 (and .../6.12/O2)
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/base.sh
+. "$top/scripts/base.sh"
 
 if [ "${1:-}" = --guest ]; then
 	out=$2
@@ -78,15 +83,18 @@ if [ "${1:-}" = --guest ]; then
 fi
 
 set -e
-linux=${LINUX:-$top/linux}
+linux=${LINUX:-$base_tree}
 # -O2 kernels (BENCH_O2=1): every directory gets the suffix, the config the fragment.
 sfx='' opt=-Os optcfg=''
 if [ "${BENCH_O2:-0}" = 1 ]; then
 	sfx=-o2 opt="-O2 and tracepoints (scripts/o2.config)" optcfg=$top/scripts/o2.config
 fi
-work=$top/build/bench$sfx
-res=${BENCH_OUT:-$top/Documentation/bench${sfx:+/O2}}
-vmdir=${VM_DIR:-$top/build/vm-bench$sfx}
+work=$BUILD_ROOT/bench$sfx
+# The results of BASE=7.3 in Documentation/bench, of 6.12 in Documentation/bench/6.12.
+res_base=
+[ "$BASE" = 7.3 ] || res_base=/$BASE
+res=${BENCH_OUT:-$top/Documentation/bench$res_base${sfx:+/O2}}
+vmdir=${VM_DIR:-$BUILD_ROOT/vm-bench$sfx}
 nice=${BENCH_NICE:-19}
 rounds=${BENCH_ROUNDS:-3}
 icount_boots=${BENCH_ICOUNT_BOOTS:-2}
@@ -111,14 +119,14 @@ log() {
 # --- kernels ---------------------------------------------------------------
 
 tags=(patched)
-declare -A kernel=([patched]=$top/build/linux-bench$sfx/arch/x86/boot/bzImage)
+declare -A kernel=([patched]=$BUILD_ROOT/linux-bench$sfx/arch/x86/boot/bzImage)
 [ "${BENCH_BASE:-1}" = 0 ] || {
 	tags+=(base)
-	kernel[base]=$top/build/bench-base/build$sfx/arch/x86/boot/bzImage
+	kernel[base]=$BUILD_ROOT/bench-base/build$sfx/arch/x86/boot/bzImage
 }
 [ "${BENCH_NOCS:-1}" = 0 ] || {
 	tags+=(nocs)
-	kernel[nocs]=$top/build/linux-bench-nocs$sfx/arch/x86/boot/bzImage
+	kernel[nocs]=$BUILD_ROOT/linux-bench-nocs$sfx/arch/x86/boot/bzImage
 }
 
 build() {
@@ -127,20 +135,20 @@ build() {
 	log "building the $tag kernel (nice $nice)"
 	case "$tag" in
 	patched)
-		LINUX=$linux KBUILD=$top/build/linux-bench$sfx KCONFIG_EXTRA=$optcfg \
+		LINUX=$linux KBUILD=$BUILD_ROOT/linux-bench$sfx KCONFIG_EXTRA=$optcfg \
 			nice -n "$nice" "$top/scripts/build-kernel.sh" bench ;;
 	base)
-		local src=$top/build/bench-base/src
+		local src=$BUILD_ROOT/bench-base/src
 		# A shared clone borrows linux/'s objects: after linux/ was made
 		# again (rm -rf linux && make linux), clone afresh.
 		if [ -d "$src/.git" ] && ! git -C "$src" fetch -q --force --tags origin 2>/dev/null; then
-			log "build/bench-base/src lost linux/'s objects: cloning it again"
+			log "$src lost $linux's objects: cloning it again"
 			rm -rf "$src"
 		fi
 		[ -d "$src/.git" ] || git clone -q --shared --no-checkout "$linux" "$src"
 		git -C "$src" checkout -q --force --detach base
 		# The base lacks the coarse_stat options; everything else is the same.
-		LINUX=$src KBUILD=$top/build/bench-base/build$sfx ALLOW_MISSING_CONFIG=1 \
+		LINUX=$src KBUILD=$BUILD_ROOT/bench-base/build$sfx ALLOW_MISSING_CONFIG=1 \
 			KCONFIG_EXTRA=$optcfg \
 			nice -n "$nice" "$top/scripts/build-kernel.sh" bench 2>&1 |
 			{ grep -v -e "did not stick" -e "did not apply" >&2 || true; } ;;
@@ -149,7 +157,7 @@ build() {
 		sed -n 's/^\(CONFIG_[A-Z0-9_]*COARSE_STAT[A-Z0-9_]*\)=y$/\1=n/p' \
 			"$top/scripts/coarse_stat.config" \
 			"$linux/tools/testing/selftests/coarse_stat/config" | sort -u >"$work/nocs.config"
-		LINUX=$linux KBUILD=$top/build/linux-bench-nocs$sfx \
+		LINUX=$linux KBUILD=$BUILD_ROOT/linux-bench-nocs$sfx \
 			KCONFIG_EXTRA="$work/nocs.config${optcfg:+ $optcfg}" \
 			nice -n "$nice" "$top/scripts/build-kernel.sh" bench-nocs ;;
 	esac

@@ -22,30 +22,40 @@
 # A build in build/linux ('make kernel') is waited for before each commit.
 # Environment: BISECT_NICE (default 10), JOBS (default nproc).
 # Logs: build/bisect/logs/N.log.  Last line "N passed, N failed".
+# BASE=6.12 (scripts/base.sh): linux-6.12/ in build/6.12/bisect, the clone
+# build/6.12/bisect/linux-6.12 built in build/6.12/bisect/build/6.12/linux
+# (again the relative layout of linux-6.12/ and build/6.12/linux).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-tree=$(realpath -m "${LINUX:-$top/linux}")
-lead=$(realpath -m "${KBUILD:-$top/build/linux}")
+# shellcheck source=scripts/base.sh
+. "$top/scripts/base.sh"
+tree=$(realpath -m "${LINUX:-$base_tree}")
+lead=$(realpath -m "${KBUILD:-$BUILD_ROOT/linux}")
 range=${1:-base..coarse-stat}
-bis=$top/build/bisect
-bsrc=$bis/linux
-bout=$bis/build/linux
+bis=$BUILD_ROOT/bisect
 logs=$bis/logs
 xmake=()
 cc=gcc
 if [ "${ARCH:-x86}" = arm64 ]; then
-	bout=$bis/build/linux-arm64
 	logs=$bis/logs-arm64
-	lead=$(realpath -m "${KBUILD:-$top/build/linux-arm64}")
+	lead=$(realpath -m "${KBUILD:-$BUILD_ROOT/linux-arm64}")
 	xmake=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 	cc=aarch64-linux-gnu-gcc
 	export ARCH
 fi
+# The clone and its build directory in $bis as the tree and its build are
+# beside each other (linux and build/linux, linux-6.12 and build/6.12/linux):
+# the same relative paths for ccache.  A build directory elsewhere:
+# build/<its name>.
+bsrc=$bis/${tree##*/}
+rel=$(realpath -m --relative-to="${tree%/*}" "$lead")
+case "$rel" in ../*|/*) rel=build/${lead##*/} ;; esac
+bout=$bis/$rel
 
 die() { echo "bisect-check: $*" >&2; exit 1; }
 
-[ -e "$tree/.git" ] || die "no git tree at $tree (run 'make linux')"
+[ -e "$tree/.git" ] || die "no git tree at $tree (run 'make linux$base_make')"
 mapfile -t commits < <(git --no-optional-locks -C "$tree" rev-list --reverse "$range") ||
 	die "bad range $range"
 [ ${#commits[@]} -gt 0 ] || die "no commit in $range"

@@ -5,7 +5,9 @@
 # debug (the default) adds scripts/debug.config; kasan adds it and scripts/kasan.config
 # (make check-kasan); any other flavour (nodebug, bench, ...) leaves it out.  Flavours
 # other than debug build in build/linux-FLAVOUR.
-# Environment: LINUX (source tree, default linux/), KBUILD (output, default build/linux),
+# Environment: BASE (scripts/base.sh: 7.3 or 6.12; every build/ here is build/6.12/ for
+# 6.12, $BUILD_ROOT), LINUX (source tree, default linux/ or linux-6.12/), KBUILD (output,
+# default build/linux),
 # CCACHE_DIR (default ~/.cache/ccache, outside the clone), KCONFIG_EXTRA (more fragments,
 # applied last: they override, e.g. CONFIG_COARSE_STAT=n), ALLOW_MISSING_CONFIG=1 (build
 # even if some fragment option does not exist in the tree, such as an unpatched base).
@@ -14,19 +16,21 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-src=${LINUX:-$top/linux}
+# shellcheck source=scripts/base.sh
+. "$top/scripts/base.sh"
+src=${LINUX:-$base_tree}
 flavour=${1:-debug}
-out=${KBUILD:-$top/build/linux}
-[ "$flavour" = debug ] || out=${KBUILD:-$top/build/linux-$flavour}
+out=${KBUILD:-$BUILD_ROOT/linux}
+[ "$flavour" = debug ] || out=${KBUILD:-$BUILD_ROOT/linux-$flavour}
 arch=x86
 if [ "${ARCH:-}" = arm64 ]; then
 	arch=arm64
-	out=${KBUILD:-$top/build/linux-arm64}
-	[ "$flavour" = debug ] || out=${KBUILD:-$top/build/linux-arm64-$flavour}
+	out=${KBUILD:-$BUILD_ROOT/linux-arm64}
+	[ "$flavour" = debug ] || out=${KBUILD:-$BUILD_ROOT/linux-arm64-$flavour}
 fi
 jobs=${JOBS:-$(nproc)}
 
-[ -f "$src/Makefile" ] || { echo "build-kernel: no kernel tree at $src (run 'make linux')" >&2; exit 1; }
+[ -f "$src/Makefile" ] || { echo "build-kernel: no kernel tree at $src (run 'make linux$base_make')" >&2; exit 1; }
 mkdir -p "$out"
 
 # Two makes in one output directory corrupt it: one build at a time.

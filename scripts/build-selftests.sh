@@ -5,7 +5,8 @@
 # the kernel build (no .config needed, no clash with a running kernel build):
 #   make O=build/kselftest headers
 #   make -C tools/testing/selftests O=build/kselftest TARGETS=... install
-# Result: build/kselftest/install/run_kselftest.sh ($KSFT_INSTALL).
+# Result: build/kselftest/install/run_kselftest.sh ($KSFT_INSTALL; $BUILD_ROOT of
+# scripts/base.sh for build/: build/6.12/kselftest/... for BASE=6.12).
 #
 # TARGETS: $KSFT_TARGETS, default coarse_stat; while the tree has no
 # tools/testing/selftests/coarse_stat, a small stand-in (size sigaltstack) so
@@ -17,17 +18,19 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-src=${LINUX:-$top/linux}
-out=${KSFT_OUT:-$top/build/kselftest}
+# shellcheck source=scripts/base.sh
+. "$top/scripts/base.sh"
+src=${LINUX:-$base_tree}
+out=${KSFT_OUT:-$BUILD_ROOT/kselftest}
 xmake=()
 if [ "${ARCH:-x86}" = arm64 ]; then
-	out=${KSFT_OUT:-$top/build/kselftest-arm64}
+	out=${KSFT_OUT:-$BUILD_ROOT/kselftest-arm64}
 	xmake=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 fi
 install=${KSFT_INSTALL:-$out/install}
 jobs=${JOBS:-$(nproc)}
 
-[ -f "$src/Makefile" ] || { echo "build-selftests: no kernel tree at $src (run 'make linux')" >&2; exit 1; }
+[ -f "$src/Makefile" ] || { echo "build-selftests: no kernel tree at $src (run 'make linux$base_make')" >&2; exit 1; }
 targets=${KSFT_TARGETS:-}
 if [ -z "$targets" ]; then
 	if [ -f "$src/tools/testing/selftests/coarse_stat/Makefile" ]; then

@@ -13,31 +13,34 @@
 # whole run, scripts/load.sh: the timing checks must hold under load),
 # REPEAT=N (boot and run the kselftests N times, stop at the first run that
 # fails and name it; the counts are summed over the runs).  The outputs go to
-# build/check-*.out, or to $VM_DIR if set (runs beside each other).
+# build/check-*.out, or to $VM_DIR if set (runs beside each other).  BASE=6.12
+# (scripts/base.sh): build/6.12/ instead of build/ for all of it.
 # ARCH=arm64: the arm64 guest (build/linux-arm64, build/kselftest-arm64/install,
 # outputs and VM_DIR in build/vm-arm64; see scripts/vm.sh).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/base.sh
+. "$top/scripts/base.sh"
 if [ "${LOAD:-0}" != 0 ] && [ -z "${CHECK_UNDER_LOAD:-}" ]; then
 	CHECK_UNDER_LOAD=1 exec "$top/scripts/load.sh" -- "$0" "$@"
 fi
 repeat=${REPEAT:-1}
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || { echo "check: REPEAT=$repeat: not a positive number" >&2; exit 2; }
-kbuild=${KBUILD:-$top/build/linux}
-install=${KSFT_INSTALL:-$top/build/kselftest/install}
+kbuild=${KBUILD:-$BUILD_ROOT/linux}
+install=${KSFT_INSTALL:-$BUILD_ROOT/kselftest/install}
 image=arch/x86/boot/bzImage
 if [ "${ARCH:-x86}" = arm64 ]; then
-	kbuild=${KBUILD:-$top/build/linux-arm64}
-	install=${KSFT_INSTALL:-$top/build/kselftest-arm64/install}
+	kbuild=${KBUILD:-$BUILD_ROOT/linux-arm64}
+	install=${KSFT_INSTALL:-$BUILD_ROOT/kselftest-arm64/install}
 	image=arch/arm64/boot/Image
-	export VM_DIR=${VM_DIR:-$top/build/vm-arm64}
+	export VM_DIR=${VM_DIR:-$BUILD_ROOT/vm-arm64}
 fi
 pass=0
 fail=0
 failed=()
 
-mkdir -p "$top/build"
+mkdir -p "$BUILD_ROOT"
 
 # add NAME OUTPUT_FILE: add the "N passed, N failed" last line of a run.
 add() {
@@ -57,7 +60,7 @@ add() {
 
 guest=("$top/selftests/run-kselftests.sh" -d "$install")
 [ "${CHECK_KMEMLEAK:-0}" = 0 ] || guest=("$top/selftests/with-kmemleak.sh" "${guest[@]}")
-outdir=${VM_DIR:-$top/build}
+outdir=${VM_DIR:-$BUILD_ROOT}
 mkdir -p "$outdir"
 out=$outdir/check-kselftests.out
 for ((run = 1; run <= repeat; run++)); do
@@ -81,7 +84,7 @@ for ((run = 1; run <= repeat; run++)); do
 	case "$rc" in
 	124|125)
 		fail=$((fail + 1))
-		failed+=("kernel: the guest kernel reported a problem or hung (vm.sh status $rc; see ${VM_DIR:-build/vm}/console.log)") ;;
+		failed+=("kernel: the guest kernel reported a problem or hung (vm.sh status $rc; see ${VM_DIR:-$BUILD_ROOT/vm}/console.log)") ;;
 	*)
 		pass=$((pass + 1)) ;;
 	esac

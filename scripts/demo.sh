@@ -2,16 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The 'make run' demo, run inside the guest from the project directory:
-# show that the booted kernel has the feature.
+# show that the booted kernel has the feature.  scripts/vm.sh passes BASE and
+# BUILD_ROOT (build/ or build/6.12/, scripts/base.sh), KBUILD when set.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-kbuild=${KBUILD:-$top/build/linux}
-ksft=${KSFT_INSTALL:-$top/build/kselftest/install}
+# shellcheck source=scripts/base.sh
+. "$top/scripts/base.sh"
+kbuild=${KBUILD:-$BUILD_ROOT/linux}
+ksft=${KSFT_INSTALL:-$BUILD_ROOT/kselftest/install}
 # The arm64 guest (ARCH=arm64 make run): its kernel build and kselftests.
 if [ "$(uname -m)" = aarch64 ]; then
-	kbuild=${KBUILD:-$top/build/linux-arm64}
-	ksft=${KSFT_INSTALL:-$top/build/kselftest-arm64/install}
+	kbuild=${KBUILD:-$BUILD_ROOT/linux-arm64}
+	ksft=${KSFT_INSTALL:-$BUILD_ROOT/kselftest-arm64/install}
 fi
 
 echo "== kernel"

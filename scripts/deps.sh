@@ -6,17 +6,27 @@
 #   scripts/deps.sh [lint|bench|b4]
 #
 # As root, missing packages are installed with apt-get; otherwise the exact
-# apt-get command is printed and the script fails.
+# apt-get command is printed and the script fails.  The base tree's source
+# (scripts/base.sh, scripts/get-base.sh): BASE=7.3 (the default) needs the
+# Debian archive keyring for the download of linux-source-7.3, BASE=6.12 the
+# package linux-source-6.12.
 set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/base.sh
+. "$top/scripts/base.sh"
 
 pkgs=(
 	# kernel build
 	make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio xz-utils perl git rsync kmod
 	# guest: QEMU, busybox for poweroff, ext4 scratch disk, setsid
 	qemu-system-x86 busybox-static e2fsprogs util-linux iproute2 coreutils
-	# the base tree
-	linux-source-6.12
 )
+# the base tree: apt-get download and dpkg-deb (7.3), or the package (6.12)
+case "$BASE" in
+7.3)	pkgs+=(apt dpkg debian-archive-keyring) ;;
+6.12)	pkgs+=(linux-source-6.12) ;;
+esac
 # Optional but fast: a rebuild of an unchanged file is a cache hit.
 pkgs+=(ccache)
 # ARCH=arm64: the cross compiler and glibc, QEMU for arm64.  The guest's

@@ -10,12 +10,14 @@
 # headers, subject and blurb are kept from patches/0000-cover-letter.patch;
 # only "[PATCH 0/N]", the shortlog, the diffstat and base-commit are
 # regenerated.  patches/series lists the patches in order; patches/BASE
-# records the base.
+# records the base.  BASE=6.12 (scripts/base.sh): linux-6.12/ into backports/6.12/.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-tree=$(realpath -m "${LINUX:-$top/linux}")
-out=$(realpath -m "${PATCHES:-$top/patches}")
+# shellcheck source=scripts/base.sh
+. "$top/scripts/base.sh"
+tree=$(realpath -m "${LINUX:-$base_tree}")
+out=$(realpath -m "${PATCHES:-$base_patches}")
 
 die() { echo "export: $*" >&2; exit 1; }
 
@@ -23,7 +25,7 @@ g() { git -C "$tree" -c core.abbrev=12 -c diff.noprefix=false -c diff.mnemonicPr
 	-c diff.renames=true -c diff.algorithm=myers -c format.signOff=false \
 	-c format.coverFromDescription=auto "$@"; }
 
-[ -e "$tree/.git" ] || die "no git tree at $tree (run 'make linux')"
+[ -e "$tree/.git" ] || die "no git tree at $tree (run 'make linux$base_make')"
 g rev-parse -q --verify base >/dev/null || die "$tree has no 'base' tag"
 g rev-parse -q --verify coarse-stat >/dev/null || die "$tree has no 'coarse-stat' branch"
 [ -z "$(g status --porcelain --untracked-files=no)" ] ||

@@ -3,7 +3,8 @@
 #
 # The initramfs of the arm64 guest (scripts/vm.sh with ARCH=arm64).
 #
-#   scripts/initramfs.sh [OUTPUT]	(default build/initramfs-arm64.cpio.gz)
+#   scripts/initramfs.sh [OUTPUT]	(default build/initramfs-arm64.cpio.gz; BASE=6.12:
+#					build/6.12/..., scripts/base.sh)
 #
 # The x86 guest's root is the host's / over 9p; an arm64 guest cannot run
 # the host's binaries, so its root is a small initramfs: a static busybox
@@ -24,12 +25,15 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:-$top/build/initramfs-arm64.cpio.gz}
-kbuild=${KBUILD:-$top/build/linux-arm64}
+# shellcheck source=scripts/base.sh
+. "$top/scripts/base.sh"
+out=${1:-$BUILD_ROOT/initramfs-arm64.cpio.gz}
+kbuild=${KBUILD:-$BUILD_ROOT/linux-arm64}
+# (downloads: the same for both bases)
 debs=$top/build/arm64-debs
 sysroot=/usr/aarch64-linux-gnu
-mkdir -p "$top/build"
-stage=$(mktemp -d "$top/build/initramfs-arm64.XXXXXX")
+mkdir -p "$BUILD_ROOT"
+stage=$(mktemp -d "$BUILD_ROOT/initramfs-arm64.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 
 die() {
@@ -89,7 +93,7 @@ EOF
 
 # --- the archive -----------------------------------------------------------
 gen=
-for d in "$kbuild" "$top/build/linux-arm64" "$top/build/linux"; do
+for d in "$kbuild" "$BUILD_ROOT/linux-arm64" "$BUILD_ROOT/linux"; do
 	[ -x "$d/usr/gen_init_cpio" ] && { gen=$d/usr/gen_init_cpio; break; }
 done
 [ -n "$gen" ] || die "no usr/gen_init_cpio in $kbuild: build the arm64 kernel first (ARCH=arm64 make kernel)"

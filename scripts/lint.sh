@@ -5,8 +5,9 @@
 #
 #  - checkpatch.pl --strict on every patch of patches/ (not the cover letter)
 #  - shellcheck on the project's shell scripts
-#  - MAINTAINERS: the entry the series adds equals MAINTAINERS-snippet, and
-#    get_maintainer.pl names it for every file the series adds
+#  - MAINTAINERS: the entry the series adds equals MAINTAINERS-snippet
+#    (BASE=6.12: MAINTAINERS-snippet-6.12), and get_maintainer.pl names it
+#    for every file the series adds
 #  - kernel-doc -none -Wall on the .c/.h files the series adds
 #  - make htmldocs SPHINXDIRS=<the directories of the .rst files it adds>:
 #    no warning about our files (without Sphinx: rst2html, docutils alone)
@@ -17,9 +18,11 @@
 #    cross compiler and the arm64 guest's config
 #
 # The tree checked is linux/ as it is: base..coarse-stat plus uncommitted
-# and untracked files.  The build checks configure their own output
-# directories like 'make kernel' (scripts/build-kernel.sh), so they need
-# neither build/linux nor its lock:
+# and untracked files; BASE=6.12 (scripts/base.sh): linux-6.12/ and
+# backports/6.12/, and every build/ below is build/6.12/ ($BUILD_ROOT), so
+# the two bases have their own base trees and cached base findings.  The
+# build checks configure their own output directories like 'make kernel'
+# (scripts/build-kernel.sh), so they need neither build/linux nor its lock:
 #   build/lint/out             the series (single objects, C=1 W=1)
 #   build/lint/base/linux      base, unpacked with git archive (once)
 #   build/lint/base/out        its objects; their findings are cached
@@ -30,9 +33,14 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-src=$(realpath -m "${LINUX:-$top/linux}")
-patches=$(realpath -m "${PATCHES:-$top/patches}")
-lint=$top/build/lint
+# shellcheck source=scripts/base.sh
+. "$top/scripts/base.sh"
+src=$(realpath -m "${LINUX:-$base_tree}")
+patches=$(realpath -m "${PATCHES:-$base_patches}")
+lint=$BUILD_ROOT/lint
+# The MAINTAINERS entry the series adds: its paths differ between the bases.
+snippet=$top/MAINTAINERS-snippet
+[ "$BASE" = 7.3 ] || snippet=$top/MAINTAINERS-snippet-$BASE
 
 # shellcheck source=scripts/tap.sh
 . "$top/scripts/tap.sh"
@@ -42,7 +50,7 @@ note() { echo "lint: $*"; }
 # Read-only git on the kernel tree (no index refresh written).
 g() { git --no-optional-locks -C "$src" "$@"; }
 
-[ -x "$src/scripts/checkpatch.pl" ] || { echo "lint: no $src/scripts/checkpatch.pl (make linux)" >&2; exit 1; }
+[ -x "$src/scripts/checkpatch.pl" ] || { echo "lint: no $src/scripts/checkpatch.pl (make linux$base_make)" >&2; exit 1; }
 g rev-parse -q --verify base >/dev/null || { echo "lint: $src has no 'base' tag" >&2; exit 1; }
 mkdir -p "$lint"
 exec 9>"$lint/.lock"
@@ -100,11 +108,11 @@ fi
 
 # --- MAINTAINERS ----------------------------------------------------------
 # The MAINTAINERS entry the series adds and MAINTAINERS-snippet are the same text.
-sed -n '/^COARSE_STAT (/,/^$/p' "$src/MAINTAINERS" | sed '/^$/d' | diff -u - "$top/MAINTAINERS-snippet"
-result "MAINTAINERS-snippet matches the series" $?
+sed -n '/^COARSE_STAT (/,/^$/p' "$src/MAINTAINERS" | sed '/^$/d' | diff -u - "$snippet"
+result "${snippet##*/} matches the series" $?
 
 # Its F: lines cover every file the series adds.
-entry=$(head -n 1 "$top/MAINTAINERS-snippet")
+entry=$(head -n 1 "$snippet")
 uncovered=$(for f in $added; do echo "$f"; done |
 	(cd "$src" && xargs -r -P "$(nproc)" -I{} sh -c \
 		'scripts/get_maintainer.pl --no-git --no-git-fallback -f "$1" 2>/dev/null |

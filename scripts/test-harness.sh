@@ -8,20 +8,22 @@
 #   - a kernel crash (sysrq-c: the path panic_on_warn takes) fails the run;
 #   - a guest that never finishes fails the run (timeout).
 # Each boot takes 10-25 s under TCG.  The guests use VM_DIR=build/vm-harness,
-# so build/vm/console.log stays the kselftest run's.
+# so build/vm/console.log stays the kselftest run's (BASE=6.12: build/6.12/...).
 # Last line: "N passed, N failed".
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-src=${LINUX:-$top/linux}
-kernel=${VM_KERNEL:-${KBUILD:-$top/build/linux}/arch/x86/boot/bzImage}
-work=$top/build/harness
-vm_dir=$top/build/vm-harness
+# shellcheck source=scripts/base.sh
+. "$top/scripts/base.sh"
+src=${LINUX:-$base_tree}
+kernel=${VM_KERNEL:-${KBUILD:-$BUILD_ROOT/linux}/arch/x86/boot/bzImage}
+work=$BUILD_ROOT/harness
+vm_dir=$BUILD_ROOT/vm-harness
 # ARCH=arm64: the arm64 guest (scripts/vm.sh), in directories of its own.
 if [ "${ARCH:-x86}" = arm64 ]; then
-	kernel=${VM_KERNEL:-${KBUILD:-$top/build/linux-arm64}/arch/arm64/boot/Image}
-	work=$top/build/harness-arm64
-	vm_dir=$top/build/vm-harness-arm64
+	kernel=${VM_KERNEL:-${KBUILD:-$BUILD_ROOT/linux-arm64}/arch/arm64/boot/Image}
+	work=$BUILD_ROOT/harness-arm64
+	vm_dir=$BUILD_ROOT/vm-harness-arm64
 fi
 
 export VM_DIR=$vm_dir VM_SCRATCH_MB=0 VM_KERNEL=$kernel

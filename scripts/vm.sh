@@ -37,6 +37,11 @@
 #   VM_SCRATCH_MB	size of a scratch virtio disk, $COARSE_STAT_SCRATCH_DEV in
 #		the guest; with ext4 in the kernel also mounted on
 #		/tmp/scratch = $COARSE_STAT_SCRATCH (256; 0: none)
+#   BASE=6.12	(scripts/base.sh) the defaults in build/6.12/ ($BUILD_ROOT)
+#		instead of build/: build/6.12/linux/..., build/6.12/vm; the
+#		command sees the same BASE and BUILD_ROOT (and KBUILD,
+#		KSFT_INSTALL when set).  The KVM probe and TSC frequency are
+#		cached in build/vm for both bases.
 #   ARCH=arm64	boot the arm64 guest in qemu-system-aarch64 -M virt -cpu max
 #		(TCG only): kernel build/linux-arm64/arch/arm64/boot/Image,
 #		VM_DIR build/vm-arm64, root a small initramfs
@@ -49,14 +54,16 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/base.sh
+. "$top/scripts/base.sh"
 arch=x86
 [ "${ARCH:-}" = arm64 ] && arch=arm64
-kernel=${VM_KERNEL:-$top/build/linux/arch/x86/boot/bzImage}
+kernel=${VM_KERNEL:-$BUILD_ROOT/linux/arch/x86/boot/bzImage}
 timeout=${VM_TIMEOUT:-900}
-vmdir=${VM_DIR:-$top/build/vm}
+vmdir=${VM_DIR:-$BUILD_ROOT/vm}
 if [ "$arch" = arm64 ]; then
-	kernel=${VM_KERNEL:-$top/build/linux-arm64/arch/arm64/boot/Image}
-	vmdir=${VM_DIR:-$top/build/vm-arm64}
+	kernel=${VM_KERNEL:-$BUILD_ROOT/linux-arm64/arch/arm64/boot/Image}
+	vmdir=${VM_DIR:-$BUILD_ROOT/vm-arm64}
 fi
 append_extra=${VM_APPEND:-}
 shell=0
@@ -216,11 +223,26 @@ fi
 
 # --- the command -----------------------------------------------------------
 
+# The command's view of the base (scripts/demo.sh finds the kernel build
+# and the kselftests with it).
+guest_env() {
+	local v
+
+	printf 'export BASE=%q BUILD_ROOT=%q\n' "$BASE" "$BUILD_ROOT"
+	for v in KBUILD KSFT_INSTALL; do
+		[ -z "${!v:-}" ] || printf 'export %s=%q\n' "$v" "${!v}"
+	done
+}
+
 if [ $shell = 1 ]; then
-	printf 'cd %q\n' "$PWD" >"$vmdir/cmd"
+	{
+		guest_env
+		printf 'cd %q\n' "$PWD"
+	} >"$vmdir/cmd"
 	echo "shell" >"$vmdir/mode"
 else
 	{
+		guest_env
 		if [ "$arch" = arm64 ] && [[ "$PWD/" != "$top/"* ]]; then
 			# The arm64 guest sees only the project directory.
 			printf 'cd %q || exit 125\n' "$top"
@@ -256,7 +278,7 @@ args=(-nodefaults -no-reboot -display none -nic none
 if [ "$arch" = arm64 ]; then
 	# The same kernel arguments but the console and the root: the
 	# initramfs, which mounts $top (tag "top") and runs guest-init.sh.
-	initrd=$top/build/initramfs-arm64.cpio.gz
+	initrd=$BUILD_ROOT/initramfs-arm64.cpio.gz
 	KBUILD=$(dirname "$(dirname "$(dirname "$(dirname "$kernel")")")") \
 		"$top/scripts/initramfs.sh" "$initrd" >/dev/null || die "no initramfs (scripts/initramfs.sh)"
 	append="console=ttyAMA0 printk.time=1 panic_on_warn=1 oops=panic panic=-1 softlockup_panic=1"

@@ -7,7 +7,8 @@
 #   selftests/run-kselftests.sh --parse TAP_FILE
 #
 # INSTALL_DIR is what scripts/build-selftests.sh installed (default
-# $KSFT_INSTALL or build/kselftest/install).  The TAP output goes to stdout
+# $KSFT_INSTALL or $BUILD_ROOT/kselftest/install, build/kselftest/install when
+# BUILD_ROOT is unset; scripts/vm.sh passes BUILD_ROOT).  The TAP output goes to stdout
 # and to $KSFT_TAP (default /tmp/kselftest.tap).
 #
 # Counting: every nested "ok N name" / "not ok N name" of a test program
@@ -21,7 +22,7 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-dir=${KSFT_INSTALL:-$top/build/kselftest/install}
+dir=${KSFT_INSTALL:-${BUILD_ROOT:-$top/build}/kselftest/install}
 
 parse() {
 	awk '
