@@ -284,9 +284,13 @@ for i in $(seq 1 "$n"); do
 done
 result "checkpatch.pl --strict on the $n patch mails" $bad
 
-# The recipients: exactly get_maintainer.pl's for the series.
-want=$(cd "$bsrc" && scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats \
-	"${series[@]/#/$patches/}" 2>/dev/null | python3 -c '
+# The recipients: exactly get_maintainer.pl's for the series, run on each
+# patch as b4 does: one run over all of them drops a person's other
+# addresses (its duplicate removal goes by name: Linux 7.3's MAINTAINERS
+# has people with two addresses in different entries).
+want=$(cd "$bsrc" && printf '%s\0' "${series[@]/#/$patches/}" |
+	xargs -0 -n 1 -P "$(nproc)" scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats \
+	2>/dev/null | python3 -c '
 import email.utils, sys
 print(" ".join(sorted({a[1].lower() for a in email.utils.getaddresses(sys.stdin.read().splitlines()) if a[1]})))')
 have=$(sed -n 's/^all-rcpt //p' "$b4dir/mails.txt")
