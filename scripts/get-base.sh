@@ -70,8 +70,32 @@ apply_series() {
 			gitl am --abort >/dev/null 2>&1 || true
 			die "patch does not apply: $rel$p (on $(gitl describe --tags --always base))"
 		fi
+		keep_notes "$patches/$p"
 		echo "  applied $p"
 	done < "$patches/series"
+}
+
+# keep_notes PATCH: git am drops what a patch has between the "---" after
+# its changelog and the diffstat (the "vN:" notes of each revision).  Put
+# it back at the end of the commit message, after its own "---", so that
+# 'make export' writes the patch as it was.
+keep_notes() {
+	local notes date
+
+	notes=$(python3 - "$1" <<'PY'
+import re, sys
+t = open(sys.argv[1], encoding='utf-8', errors='surrogateescape').read()
+t = t.split('\ndiff --git ', 1)[0]
+head, sep, rest = t.partition('\n---\n')
+notes, sep2, _ = rest.partition('\n---\n')
+if sep and sep2 and not re.match(r' \S.*\|', notes):
+    sys.stdout.write(notes)
+PY
+)
+	[ -n "$notes" ] || return 0
+	date=$(gitl log -1 --format=%aI)
+	{ gitl log -1 --format=%B | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'; printf -- '---\n%s\n' "$notes"; } |
+		GIT_COMMITTER_DATE=$date gitl commit -q --amend --cleanup=verbatim -F -
 }
 
 if [ -e "$tree/.git" ]; then
