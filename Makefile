@@ -13,17 +13,14 @@
 # kselftests N times (stops at the first failing run).
 
 BASE ?= 7.3
-ifeq ($(BASE),7.3)
-BASE_TREE    := $(CURDIR)/linux
-PATCHES      ?= $(CURDIR)/patches
-BUILD_ROOT   ?= $(CURDIR)/build
-else ifeq ($(BASE),6.12)
-BASE_TREE    := $(CURDIR)/linux-6.12
-PATCHES      ?= $(CURDIR)/backports/6.12
-BUILD_ROOT   ?= $(CURDIR)/build/6.12
-else
+# The tree, series and output root of BASE: scripts/base.sh has the one map.
+BASE_MAP := $(shell BASE='$(BASE)' top='$(CURDIR)' sh -c '. scripts/base.sh >&2 && echo "$$base_tree $$base_patches $$base_build"')
+ifeq ($(BASE_MAP),)
 $(error BASE=$(BASE): the series has two bases, BASE=7.3 (patches/ in linux/, the default) and BASE=6.12 (backports/6.12/ in linux-6.12/))
 endif
+BASE_TREE    := $(word 1,$(BASE_MAP))
+PATCHES      ?= $(word 2,$(BASE_MAP))
+BUILD_ROOT   ?= $(word 3,$(BASE_MAP))
 LINUX   ?= $(BASE_TREE)
 # ARCH=arm64: the arm64 guest (cross-built, booted in qemu-system-aarch64);
 # the scripts read ARCH from the environment (make exports it).
