@@ -12,7 +12,9 @@
 # test case; make check-kasan), LOAD=1 (a busy loop per host core during the
 # whole run, scripts/load.sh: the timing checks must hold under load),
 # REPEAT=N (boot and run the kselftests N times, stop at the first run that
-# fails and name it; the counts are summed over the runs).  The outputs go to
+# fails and name it; the counts are summed over the runs), CHECK_RACE=0 (no
+# boot under multi-threaded TCG for t_race, which otherwise runs there and
+# not in the main boot), RACE_REPEAT=N (that boot N times).  The outputs go to
 # build/check-*.out, or to $VM_DIR if set (runs beside each other).  BASE=6.12
 # (scripts/base.sh): build/6.12/ instead of build/ for all of it.
 # ARCH=arm64: the arm64 guest (build/linux-arm64, build/kselftest-arm64/install,
@@ -59,6 +61,16 @@ add() {
 }
 
 guest=("$top/selftests/run-kselftests.sh" -d "$install")
+# t_race needs vCPUs that run at the same time: its own boot, below.  The
+# main boot names every other program (-t; 6.12's run_kselftest.sh has no
+# --skip).
+race=()
+if [ -x "$install/coarse_stat/t_race" ] && [ "${CHECK_RACE:-1}" != 0 ]; then
+	race=("${guest[@]}" -t coarse_stat:t_race)
+	while read -r t; do
+		[ "$t" = coarse_stat:t_race ] || guest+=(-t "$t")
+	done <"$install/kselftest-list.txt"
+fi
 [ "${CHECK_KMEMLEAK:-0}" = 0 ] || guest=("$top/selftests/with-kmemleak.sh" "${guest[@]}")
 outdir=${VM_DIR:-$BUILD_ROOT}
 mkdir -p "$outdir"
@@ -96,6 +108,37 @@ for ((run = 1; run <= repeat; run++)); do
 		fi
 		break
 	fi
+done
+
+# The cross-CPU race tests (t_race) under multi-threaded TCG, one host
+# thread per vCPU, so that readers and the kernel's writers really run at
+# once; 4 vCPUs on the 2 host cores.  The guest enables the static key once
+# (the first registration) and keeps it on while the race runs, which the
+# QEMU 7.2 text-patching problem of scripts/vm.sh does not hit.
+# RACE_REPEAT=N: N boots in a row, stopping at the first that fails.
+race_repeat=${RACE_REPEAT:-1}
+[[ "$race_repeat" =~ ^[1-9][0-9]*$ ]] || { echo "check: RACE_REPEAT=$race_repeat: not a positive number" >&2; exit 2; }
+for ((run = 1; run <= race_repeat && ${#race[@]}; run++)); do
+	start=$SECONDS
+	fail0=$fail
+	what="race tests (multi-threaded TCG)"
+	[ "$race_repeat" = 1 ] || what="race tests (multi-threaded TCG, run $run of $race_repeat)"
+	echo "== $what in the guest"
+	out=$outdir/check-race.out
+	VM_TCG_THREAD=multi VM_SMP=${VM_RACE_SMP:-4} VM_DIR=$outdir/vm-race \
+		"$top/scripts/vm.sh" --kernel "${VM_KERNEL:-$kbuild/$image}" -- \
+		"${race[@]}" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	add "$what" "$out"
+	case "$rc" in
+	124|125)
+		fail=$((fail + 1))
+		failed+=("kernel: the race guest reported a problem or hung (vm.sh status $rc; see $outdir/vm-race/console.log)") ;;
+	*)
+		pass=$((pass + 1)) ;;
+	esac
+	echo "== $what: $((SECONDS - start)) s"
+	[ "$fail" = "$fail0" ] || break
 done
 
 if [ "${CHECK_HARNESS:-1}" != 0 ]; then
