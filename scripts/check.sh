@@ -60,6 +60,18 @@ add() {
 	[ "$f" = 0 ] || failed+=("$1: $f failed")
 }
 
+# kernel_status RC WHO CONSOLE: vm.sh's status 124/125 (the kernel reported a
+# problem, or hung) is one more failure; any other, one more pass.
+kernel_status() {
+	case "$1" in
+	124|125)
+		fail=$((fail + 1))
+		failed+=("kernel: $2 reported a problem or hung (vm.sh status $1; see $3)") ;;
+	*)
+		pass=$((pass + 1)) ;;
+	esac
+}
+
 guest=("$top/selftests/run-kselftests.sh" -d "$install")
 # t_race needs vCPUs that run at the same time: its own boot, below.  The
 # main boot names every other program (-t; 6.12's run_kselftest.sh has no
@@ -93,13 +105,7 @@ for ((run = 1; run <= repeat; run++)); do
 			failed+=("kmemleak: $(grep '^kmemleak: ' "$out" | tail -n 1 || echo 'no scan') (see $out)")
 		fi
 	fi
-	case "$rc" in
-	124|125)
-		fail=$((fail + 1))
-		failed+=("kernel: the guest kernel reported a problem or hung (vm.sh status $rc; see ${VM_DIR:-$BUILD_ROOT/vm}/console.log)") ;;
-	*)
-		pass=$((pass + 1)) ;;
-	esac
+	kernel_status "$rc" "the guest kernel" "${VM_DIR:-$BUILD_ROOT/vm}/console.log"
 	echo "== $what: $((SECONDS - start)) s"
 	if [ "$fail" != "$fail0" ]; then
 		if [ "$repeat" != 1 ]; then
@@ -130,13 +136,7 @@ for ((run = 1; run <= race_repeat && ${#race[@]}; run++)); do
 		"${race[@]}" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	add "$what" "$out"
-	case "$rc" in
-	124|125)
-		fail=$((fail + 1))
-		failed+=("kernel: the race guest reported a problem or hung (vm.sh status $rc; see $outdir/vm-race/console.log)") ;;
-	*)
-		pass=$((pass + 1)) ;;
-	esac
+	kernel_status "$rc" "the race guest" "$outdir/vm-race/console.log"
 	echo "== $what: $((SECONDS - start)) s"
 	[ "$fail" = "$fail0" ] || break
 done
