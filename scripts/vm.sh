@@ -31,6 +31,8 @@
 #   VM_ICOUNT=1	count instructions: QEMU -icount shift=0,sleep=off (single-
 #		threaded TCG only), so the guest's clock advances 1 ns per guest
 #		instruction, and tsc_early_khz=1000000: one TSC tick each too
+#   VM_S3=1	x86: let the guest suspend to RAM (QEMU's pc machine keeps
+#		S3 off by default); its CMOS RTC alarm wakes it
 #   VM_DEBUG=0	no slub_debug/init_on_free/KFENCE arguments (benchmarks)
 #   VM_VERBOSE=1	echo the whole console, not only the command's output and
 #		kernel problems
@@ -275,6 +277,7 @@ args=(-nodefaults -no-reboot -display none -nic none
 	-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root
 	-fsdev "local,id=vm,path=$vmdir,security_model=none,multidevs=remap"
 	-device virtio-9p-pci,fsdev=vm,mount_tag=vmdir)
+[ "${VM_S3:-0}" = 1 ] && [ "$arch" = x86 ] && args+=(-global PIIX4_PM.disable_s3=0)
 if [ "$arch" = arm64 ]; then
 	# The same kernel arguments but the console and the root: the
 	# initramfs, which mounts $top (tag "top") and runs guest-init.sh.
@@ -353,6 +356,15 @@ fi
 
 rc=$(cat "$status" 2>/dev/null)
 case "$rc" in ''|*[!0-9]*) rc= ;; esac
+# A command whose guest cannot write to $VMDIR any more (QEMU's 9p devices
+# do not come back from a suspend to RAM) reports its status and the taint
+# on the console instead: "vm-status: RC tainted T" (scripts/check.sh).
+if [ -z "$rc" ] && line=$(grep -a -o 'vm-status: [0-9]* tainted [0-9]*' "$log" | tail -n 1) && [ -n "$line" ]; then
+	read -r _ rc _ tainted <<<"$line"
+	if [ $((tainted & (1 << 5 | 1 << 7 | 1 << 9 | 1 << 14))) != 0 ]; then
+		problems+=$'\n'"kernel tainted: $tainted"
+	fi
+fi
 
 if [ -n "$problems" ]; then
 	echo "vm.sh: FAIL: the kernel reported problems (guest status ${rc:-none}):" >&2
