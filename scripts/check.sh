@@ -117,6 +117,25 @@ for ((run = 1; run <= repeat; run++)); do
 	fi
 done
 
+# The KUnit suite of the series (CONFIG_COARSE_STAT_KUNIT_TEST, in
+# debug.config) runs as the main boot's kernel starts: its cases count too,
+# from the KTAP on the console.  No suite there is one failure, so that a
+# config change cannot drop it unseen.
+kunit_out=$outdir/check-kunit.out
+sed -n 's/^\[[ 0-9.]*\] //; /# Subtest: coarse_stat$/,/^\(not \)\{0,1\}ok [0-9]* coarse_stat$/p' \
+	"${VM_DIR:-$BUILD_ROOT/vm}/console.log" >"$kunit_out" 2>/dev/null
+p=$(grep -cE '^    ok [0-9]+ ' "$kunit_out")
+f=$(grep -cE '^    not ok [0-9]+ ' "$kunit_out")
+echo "== KUnit (the coarse_stat suite, at the main boot): $p passed, $f failed"
+grep -E '^ *(not )?ok [0-9]+ |^ *# .*(Expected|failed)' "$kunit_out"
+pass=$((pass + p))
+fail=$((fail + f))
+[ "$f" = 0 ] || failed+=("KUnit: $f failed (see $kunit_out)")
+if ! grep -qE '^(not )?ok [0-9]+ coarse_stat$' "$kunit_out"; then
+	fail=$((fail + 1))
+	failed+=("KUnit: no coarse_stat suite on the main boot's console (see $kunit_out)")
+fi
+
 # The cross-CPU race tests (t_race) under multi-threaded TCG, one host
 # thread per vCPU, so that readers and the kernel's writers really run at
 # once; 4 vCPUs on the 2 host cores.  The guest enables the static key once
