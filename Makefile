@@ -33,7 +33,7 @@ export BASE LINUX PATCHES BUILD_ROOT KBUILD
 BZIMAGE      := $(KBUILD)/arch/x86/boot/bzImage
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps linux tree kernel selftests run check check-kasan bench lint bisect-check b4-check export shell clean distclean
+.PHONY: all help deps linux tree kernel selftests run check check-kasan bench lint bisect-check b4-check build-matrix man man-series export shell clean distclean
 
 all: tree kernel selftests ## build the kernel tree, the guest kernel and the kselftests (default)
 
@@ -83,7 +83,7 @@ check-kasan: deps tree selftests ## optional, slow: kselftests on a KASAN+kmemle
 	@VM_KERNEL=$(KASAN_KBUILD)/arch/x86/boot/bzImage VM_DIR=$(BUILD_ROOT)/vm-kasan \
 		VM_TIMEOUT=$${VM_TIMEOUT:-3600} CHECK_HARNESS=0 CHECK_KMEMLEAK=1 scripts/check.sh
 
-bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them (ns and, under -icount, instructions per switch; BENCH_ICOUNT=1: only those; BENCH_O2=1: -O2 with tracepoints, Documentation/bench/O2/), write Documentation/bench/ (BASE=6.12: Documentation/bench/6.12/)
+bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them (ns and, under -icount, instructions per switch; BENCH_ICOUNT=1: only those; BENCH_O2=1: -O2 with tracepoints, Documentation/bench/O2/; also perf bench sched pipe and messaging, key off/on/registered, BENCH_PERF=0: not), write Documentation/bench/ (BASE=6.12: Documentation/bench/6.12/)
 ifeq ($(ARCH),arm64)
 	@scripts/bench-arm64.sh
 else
@@ -100,6 +100,18 @@ bisect-check: ## build the kernel at every commit of linux/ base..coarse-stat (b
 b4-check: ## b4 send --dry-run of patches/ in build/b4: mails, checkpatch, recipients = get_maintainer.pl
 	@scripts/deps.sh b4 || true
 	@scripts/b4-check.sh
+
+build-matrix: ## build the series as the 0-day bot does: x86_64/i386/arm64/riscv64/ppc64le, COARSE_STAT y/n/unavailable, RT, !SCHED_INFO, !HRT, sched_ext, proxy exec, KUnit (build/matrix, W=1); table in build/matrix/table.md; long, not in CI
+	@scripts/deps.sh matrix || true
+	@scripts/build-matrix.sh
+
+man: ## render (man -l, into build/man/txt) and lint (mandoc, groff -ww, man-pages conventions) the man pages of man/
+	@scripts/deps.sh man || true
+	@scripts/man.sh check
+
+man-series: ## the man pages as a [PATCH RFC] series for linux-man in build/man/series (git am-checked on Debian's newest man-pages)
+	@scripts/deps.sh man || true
+	@scripts/man.sh series
 
 export: ## write linux/ base..coarse-stat back into patches/ (BASE=6.12: linux-6.12/ into backports/6.12/; keeps the cover letter text)
 	@scripts/export.sh

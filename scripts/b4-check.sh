@@ -20,7 +20,9 @@
 # the same change as its file in patches/ (git patch-id), checkpatch.pl
 # --strict on the patch mails (b4 0.12 has no 'b4 prep --check'), the
 # recipients are exactly what get_maintainer.pl --no-git --no-git-fallback
-# gives for the series, and the cover letter names the base and change-id.
+# gives for the series plus the patches' Cc: trailers (linux-api on every
+# patch that changes include/uapi/ or a vDSO's symbols, which each mail must
+# reach), and the cover letter names the base and change-id.
 # The sender: patches/ keeps a neutral project identity (the cover
 # letter's From:); a series is sent by a real person who certifies the DCO,
 # so every patch is stamped with the sender's identity (From:, Signed-off-by:
@@ -186,6 +188,17 @@ done
 
 # 3. To/Cc from get_maintainer.pl, 4. the mails
 b4q prep --auto-to-cc >>"$b4dir/b4.log" 2>&1 || { cat "$b4dir/b4.log"; die "b4 prep --auto-to-cc failed"; }
+# ... and the Cc: trailers of the patches (linux-api on the ABI patches, which
+# get_maintainer.pl does not name: Documentation/process/adding-syscalls.rst)
+# for the whole series, the cover letter included: b4 itself would Cc them
+# on their own patch only.  In the clone's config, so that a real 'b4 send'
+# from build/b4/src does the same.
+trailer_cc() {
+	awk 'FNR == 1 { m = 1 } /^---$/ { m = 0 } m && sub(/^Cc: /, "") { print tolower($0) }' "$@" | sort -u
+}
+mapfile -t extra_cc < <(trailer_cc "${series[@]/#/$patches/}")
+gb config --unset-all b4.send-series-cc 2>/dev/null
+[ ${#extra_cc[@]} = 0 ] || gb config b4.send-series-cc "$(printf '%s, ' "${extra_cc[@]}" | sed 's/, $//')"
 rm -rf "$out"
 b4q send -o "$out" --no-sign >>"$b4dir/b4.log" 2>&1 || { cat "$b4dir/b4.log"; die "b4 send -o failed"; }
 
@@ -284,13 +297,31 @@ for i in $(seq 1 "$n"); do
 done
 result "checkpatch.pl --strict on the $n patch mails" $bad
 
+# The ABI patches (include/uapi/, a vDSO's symbol list) carry a Cc: of
+# linux-api, and every mail goes there.
+api=linux-api@vger.kernel.org
+bad=0
+nabi=0
+for p in "${series[@]}"; do
+	grep -qE '^\+\+\+ b/(include/uapi/|arch/[^/]+/include/uapi/|.*/vdso[^/]*\.lds\.S$)' "$patches/$p" || continue
+	nabi=$((nabi + 1))
+	trailer_cc "$patches/$p" | grep -qxF "$api" ||
+		{ echo "b4-check: patches/$p changes the ABI but has no 'Cc: $api'"; bad=1; }
+done
+while read -r i a; do
+	[[ " $a " == *" $api "* ]] || { echo "b4-check: mail $i does not go to $api"; bad=1; }
+done < <(sed -n 's/^rcpt //p' "$b4dir/mails.txt")
+[ "$nabi" -gt 0 ] || { echo "b4-check: no patch changes include/uapi/ or a vDSO symbol list?"; bad=1; }
+result "$api: Cc: in the $nabi ABI patches, and in every mail" $bad
+
 # The recipients: exactly get_maintainer.pl's for the series, run on each
 # patch as b4 does: one run over all of them drops a person's other
 # addresses (its duplicate removal goes by name: Linux 7.3's MAINTAINERS
-# has people with two addresses in different entries).
-want=$(cd "$bsrc" && printf '%s\0' "${series[@]/#/$patches/}" |
+# has people with two addresses in different entries); and the patches'
+# Cc: trailers.
+want=$( (cd "$bsrc" && printf '%s\0' "${series[@]/#/$patches/}" |
 	xargs -0 -n 1 -P "$(nproc)" scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats \
-	2>/dev/null | python3 -c '
+	2>/dev/null; printf '%s\n' "${extra_cc[@]}") | python3 -c '
 import email.utils, sys
 print(" ".join(sorted({a[1].lower() for a in email.utils.getaddresses(sys.stdin.read().splitlines()) if a[1]})))')
 have=$(sed -n 's/^all-rcpt //p' "$b4dir/mails.txt")
@@ -300,7 +331,7 @@ extra=$(comm -13 <(tr ' ' '\n' <<<"$want" | sed '/^$/d') <(tr ' ' '\n' <<<"$have
 [ -z "$extra" ] || echo "b4-check: the mails go to, get_maintainer.pl does not name: $(echo "$extra" | xargs)"
 [ -n "$want" ] && [ -z "$missing" ] && [ -z "$extra" ]
 rc=$?
-result "recipients = get_maintainer.pl --no-git --no-git-fallback ($(wc -w <<<"$want") addresses)" $rc
+result "recipients = get_maintainer.pl --no-git --no-git-fallback + the Cc: trailers ($(wc -w <<<"$want") addresses)" $rc
 # Every mail goes to all of them.
 bad=0
 while read -r i a; do

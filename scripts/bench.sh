@@ -7,6 +7,8 @@
 #   scripts/bench.sh			build, boot, run, write the results
 #   scripts/bench.sh --report		write the results again from build/bench/
 #   scripts/bench.sh --guest OUT BIN ARGS	(in the guest) BIN -t ARGS > OUT
+#   scripts/bench.sh --guest-perf OUT PERF SHIM PIPE_LOOPS MSG_GROUPS MSG_LOOPS REPS
+#					(in the guest) perf bench, see below
 #
 # Kernels, each built with scripts/build-kernel.sh minus scripts/debug.config
 # (a build takes ~12 min on 2 cores; builds run at nice $BENCH_NICE):
@@ -30,6 +32,15 @@
 # a few in 10^4 whatever the host's load; but instructions, not cycles
 # (results.md says what that hides).
 #
+# perf bench (with the icount runs, or alone with BENCH_PERF_ONLY=1): perf
+# from the tree's tools/perf (scripts/build-perf.sh, built once into
+# build/perf) in one more icount boot per kernel: perf bench sched pipe
+# (processes and -T threads, on CPU 0 and on CPUs 0-1) and perf bench sched
+# messaging (hackbench; processes and -t threads), BENCH_PERF_REPS runs each,
+# key off, key on (a holder process registered) and registered (every task
+# and thread of perf, by the LD_PRELOAD shim bench/cs_register.c); the
+# least run is compared, in instructions (~3 min per boot as sized).
+#
 # Results: $BENCH_OUT (Documentation/bench/): results.tsv (raw, every boot),
 # results.md (tables, ratios first), results.svg (per-call cost, log scale;
 # needs gnuplot).  Per-boot files and console logs: build/bench/.
@@ -44,6 +55,12 @@
 #   BENCH_ICOUNT_REPS		repetitions per state and boot (3)
 #   BENCH_BUILD=0		use the kernels as already built
 #   BENCH_ROUNDS		boots per kernel for the switch comparison (3)
+#   BENCH_PERF=0		no perf bench boots with the icount runs
+#   BENCH_PERF_ONLY=1		only the perf bench boots (no cs_bench runs)
+#   BENCH_PERF_PIPE_LOOPS	perf bench sched pipe -l (50000)
+#   BENCH_PERF_MSG_GROUPS	perf bench sched messaging -g (2)
+#   BENCH_PERF_MSG_LOOPS	perf bench sched messaging -l (50)
+#   BENCH_PERF_REPS		runs per benchmark and state (3)
 #   BENCH_ARGS			more cs_bench arguments for every run (e.g. -q)
 #   BENCH_SWITCH_ARGS		more for the switch-only runs (default -r 15)
 #   BENCH_NICE			niceness of the builds (19)
@@ -82,6 +99,110 @@ if [ "${1:-}" = --guest ]; then
 	exit "$rc"
 fi
 
+# --- perf bench (guest side) -------------------------------------------------
+# scripts/bench.sh --guest-perf OUT PERF SHIM PIPE_LOOPS MSG_GROUPS MSG_LOOPS REPS
+# (in an icount guest): perf bench sched pipe (processes, -T threads; 1 CPU
+# with taskset -c 0, 2 CPUs) and sched messaging (processes, -t threads),
+# REPS runs each, in three states in this order: key off (nothing
+# registered), key on with a holder process registered and perf not, perf's
+# every thread registered (SHIM preloaded with CS_REGISTER=1; the holder
+# stays).  Rows "perf" of bench.sh's tsv: instructions per round trip (pipe)
+# and millions of instructions per run (messaging) under -icount.
+if [ "${1:-}" = --guest-perf ]; then
+	out=$2 perf=$3 shim=$4 pl=$5 mg=$6 ml=$7 reps=$8
+	[ -x "$perf" ] || { echo "bench: no $perf" >&2; exit 1; }
+	cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
+	for _ in $(seq 100); do
+		[ "$(cat "$cs")" = tsc-early ] || break
+		sleep 0.1
+	done
+	echo "bench: $(uname -r), clocksource $(cat "$cs"), perf bench"
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	keycount() {
+		sed -n 's/^key //p' /sys/kernel/debug/coarse_stat/stats 2>/dev/null | grep . || echo -1
+	}
+	declare -A cmd=(
+		[pipe_1cpu_proc]="taskset -c 0 $perf bench sched pipe -l $pl"
+		[pipe_1cpu_thr]="taskset -c 0 $perf bench sched pipe -T -l $pl"
+		[pipe_2cpu_proc]="taskset -c 0,1 $perf bench sched pipe -l $pl"
+		[pipe_2cpu_thr]="taskset -c 0,1 $perf bench sched pipe -T -l $pl"
+		[msg_proc]="$perf bench sched messaging -g $mg -l $ml"
+		[msg_thr]="$perf bench sched messaging -t -g $mg -l $ml"
+	)
+	cases="pipe_1cpu_proc pipe_1cpu_thr pipe_2cpu_proc pipe_2cpu_thr msg_proc msg_thr"
+	reglog=/tmp/cs_register.log
+	printf '#meta\tnr_cpus\t%s\n#meta\tclocksource\t%s\n#meta\tkernel\t%s\n' \
+		"$(nproc)" "$(cat "$cs")" "$(uname -r)" >"$out.tmp"
+	printf '#meta\tperf_args\tpipe -l %s; messaging -g %s -l %s; %s runs\n' \
+		"$pl" "$mg" "$ml" "$reps" >>"$out.tmp"
+	holder=
+	rc=0
+	for st in keyoff keyon reg; do
+		# Can this kernel register at all (base and =n kernels: no)?  Asked
+		# after the key-off runs: the key goes off 1 s after the last release.
+		if [ "$st" = keyon ] && ! CS_REGISTER=1 LD_PRELOAD=$shim /bin/true 2>/dev/null; then
+			echo "bench: no coarse_stat registration on this kernel: key off only" >&2
+			break
+		fi
+		if [ "$st" = keyon ]; then
+			# One registered thread elsewhere: the key is on, perf unregistered.
+			CS_REGISTER=1 LD_PRELOAD=$shim sleep 100000 &
+			holder=$!
+			sleep 1
+			kill -0 "$holder" 2>/dev/null || { echo "bench: the holder did not register" >&2; exit 1; }
+		fi
+		if [ "$st" = keyoff ] && [ "$(keycount)" -gt 0 ]; then
+			echo "bench: the static key is on (count $(keycount)) with nothing of this run registered" >&2
+			exit 1
+		fi
+		printf '#meta\tkey_%s\t%s\n' "$st" "$(keycount)" >>"$out.tmp"
+		for c in $cases; do
+			vals=()
+			for ((i = 1; i <= reps; i++)); do
+				rm -f "$reglog"
+				if [ "$st" = reg ]; then
+					# shellcheck disable=SC2086
+					o=$(CS_REGISTER=1 CS_REGISTER_LOG=$reglog LD_PRELOAD=$shim ${cmd[$c]} 2>&1)
+				else
+					# shellcheck disable=SC2086
+					o=$(${cmd[$c]} 2>&1)
+				fi
+				r=$?
+				case "$c" in
+				pipe*)	v=$(awk '$2 == "usecs/op" { printf "%.1f", $1 * 1000 }' <<<"$o") ;;
+				*)	v=$(awk '/Total time:/ { printf "%.0f", $3 * 1000 }' <<<"$o") ;;
+				esac
+				if [ "$r" != 0 ] || [ -z "$v" ]; then
+					echo "bench: $c ($st) failed, status $r:" >&2
+					echo "$o" >&2
+					rc=1
+					continue
+				fi
+				n=0
+				[ "$st" != reg ] || n=$(grep -c . "$reglog" 2>/dev/null)
+				echo "bench: $c $st run $i: $v (registrations: $n)" >&2
+				if [ "$st" = reg ] && [ "$n" -lt 2 ]; then
+					echo "bench: $c registered only $n threads" >&2
+					rc=1
+				fi
+				vals+=("$v")
+			done
+			[ ${#vals[@]} -gt 0 ] || continue
+			[ "$st" != reg ] || printf '#meta\tregs_%s\t%s\n' "$c" "$n" >>"$out.tmp"
+			unit=insn/op
+			case "$c" in msg*) unit=Minsn ;; esac
+			printf '%s\n' "${vals[@]}" | sort -g | awk -v id="${c}_$st" -v u="$unit" \
+				-v d="$(sed "s|^taskset -c [0-9,]* ||; s|$perf|perf|" <<<"${cmd[$c]}")" -v OFS='\t' '
+				{ v[NR] = $1 }
+				END { print "perf", id, u, v[int((NR + 1) / 2)], v[1], v[NR], "-", "-", "-", d }'
+		done >>"$out.tmp"
+	done
+	[ -z "$holder" ] || kill "$holder"
+	cat "$out.tmp"
+	[ "$rc" = 0 ] && mv "$out.tmp" "$out"
+	exit "$rc"
+fi
+
 set -e
 linux=${LINUX:-$base_tree}
 # -O2 kernels (BENCH_O2=1): every directory gets the suffix, the config the fragment.
@@ -106,6 +227,11 @@ case "${BENCH_ICOUNT:-}" in
 0)	do_wall=1; do_icount=0 ;;
 *)	echo "bench: BENCH_ICOUNT must be unset, 0 or 1" >&2; exit 2 ;;
 esac
+perf_only=${BENCH_PERF_ONLY:-0}
+perf_pipe_loops=${BENCH_PERF_PIPE_LOOPS:-50000}
+perf_msg_groups=${BENCH_PERF_MSG_GROUPS:-2}
+perf_msg_loops=${BENCH_PERF_MSG_LOOPS:-50}
+perf_reps=${BENCH_PERF_REPS:-3}
 read -r -a args <<<"${BENCH_ARGS:-}"
 read -r -a sargs <<<"${BENCH_SWITCH_ARGS:--r 15}"
 mkdir -p "$work" "$res" "$vmdir"
@@ -199,6 +325,42 @@ run() {
 		$1 == "switch" { $1 = "icount"; $3 = "insn" } { print }' "$out" >"$work/$tag-$boot.tsv"
 }
 
+# --- perf bench (host side) ------------------------------------------------
+# perf_runs: build perf (scripts/build-perf.sh, once, into build/perf) and
+# the registering shim (bench/cs_register.c), then one icount boot per kernel
+# running bench.sh --guest-perf; rows in $work/TAG-p1.tsv.
+perf_runs() {
+	local t pbin shim out rc
+
+	if ! pbin=$(LINUX=$linux PERF_NICE=$nice "$top/scripts/build-perf.sh"); then
+		log "perf could not be built (build/perf/build.log): no perf bench rows"
+		return 0
+	fi
+	shim=$work/bin/cs_register.so
+	mkdir -p "$work/bin"
+	gcc -O2 -Wall -shared -fPIC -o "$shim" "$top/bench/cs_register.c" -ldl ||
+		{ log "bench/cs_register.c did not build"; return 1; }
+	rm -f "$work"/*-p[0-9]*.tsv
+	for t in "${tags[@]}"; do
+		out=$vmdir/$t-p1.tsv
+		rm -f "$out"
+		log "perf bench boot of the $t kernel (icount)"
+		rc=0
+		VM_ACCEL=tcg VM_TCG_THREAD=single VM_DEBUG=0 VM_SCRATCH_MB=0 VM_DIR=$vmdir \
+			VM_TIMEOUT=${BENCH_TIMEOUT:-1800} VM_ICOUNT=1 \
+			"$top/scripts/vm.sh" --kernel "${kernel[$t]}" -- \
+			"$top/scripts/bench.sh" --guest-perf "$out" "$pbin" "$shim" \
+			"$perf_pipe_loops" "$perf_msg_groups" "$perf_msg_loops" "$perf_reps" || rc=$?
+		cp "$vmdir/console.log" "$work/console-$t-p1.log" 2>/dev/null || true
+		if [ "$rc" != 0 ] || [ ! -s "$out" ]; then
+			log "the $t kernel's perf bench run failed (status $rc; console in $work/console-$t-p1.log)"
+			continue
+		fi
+		cp "$out" "$work/$t-p1.tsv"
+	done
+	date -u '+%Y-%m-%d %H:%M UTC' >"$work/perf.date"
+}
+
 measure() {
 	local t r
 
@@ -210,6 +372,11 @@ measure() {
 	for t in "${tags[@]}"; do
 		[ -f "${kernel[$t]}" ] || { log "no $t kernel at ${kernel[$t]}"; exit 1; }
 	done
+	# BENCH_PERF_ONLY=1: only the perf bench boots.
+	if [ "$perf_only" = 1 ]; then
+		perf_runs
+		return 0
+	fi
 
 	# cs_bench, built against the patched tree's UAPI headers.
 	log "building cs_bench"
@@ -233,6 +400,10 @@ measure() {
 		date -u '+%Y-%m-%d %H:%M UTC' >"$work/icount.date"
 		log "icount runs took $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
 	fi
+	# perf bench in icount boots of their own (BENCH_PERF=0: not).
+	if [ $do_icount = 1 ] && [ "${BENCH_PERF:-1}" != 0 ]; then
+		perf_runs
+	fi
 	[ $do_wall = 1 ] || return 0
 	rm -f "$work"/*-[0-9]*.tsv
 	run patched 0 "${args[@]}"
@@ -249,7 +420,8 @@ measure() {
 if [ "${1:-}" = --report ]; then
 	tags=()
 	for t in patched base nocs; do
-		if [ -f "$work/$t-0.tsv" ] || [ -f "$work/$t-1.tsv" ] || [ -f "$work/$t-i1.tsv" ]; then
+		if [ -f "$work/$t-0.tsv" ] || [ -f "$work/$t-1.tsv" ] || [ -f "$work/$t-i1.tsv" ] ||
+		   [ -f "$work/$t-p1.tsv" ]; then
 			tags+=("$t")
 		fi
 	done
@@ -270,7 +442,7 @@ tsv=$res/results.tsv
 	printf '# coarse_stat cs_bench results, %s; host %s (%s CPUs, Linux %s); %s, accel %s\n' \
 		"$(date -u '+%Y-%m-%d %H:%M UTC')" "$cpu" "$(nproc)" "$(uname -r)" "$qemu" "$accel"
 	printf '# kernel\tboot\tsection\tid\tunit\tmedian\tmin\tmax\tx_floor_or_x_unreg\tx_rdtscp\tsyscalls\tdescription\n'
-	for f in "$work"/*-[0-9]*.tsv "$work"/*-i[0-9]*.tsv; do
+	for f in "$work"/*-[0-9]*.tsv "$work"/*-i[0-9]*.tsv "$work"/*-p[0-9]*.tsv; do
 		[ -f "$f" ] || continue
 		b=$(basename "$f" .tsv)
 		awk -v k="${b%-*}" -v n="${b##*-}" -F '\t' '
@@ -282,7 +454,8 @@ tsv=$res/results.tsv
 
 awk -F '\t' -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v cpu="$cpu" -v ncpu="$(nproc)" \
 	-v hostk="$(uname -r)" -v qemu="$qemu" -v accel="$accel" -v tags="${tags[*]}" \
-	-v opt="$opt" -v sfx="$sfx" -v wdate="$(cat "$work/wall.date" 2>/dev/null)" -v idate="$(cat "$work/icount.date" 2>/dev/null)" '
+	-v opt="$opt" -v sfx="$sfx" -v wdate="$(cat "$work/wall.date" 2>/dev/null)" -v idate="$(cat "$work/icount.date" 2>/dev/null)" \
+	-v pdate="$(cat "$work/perf.date" 2>/dev/null)" '
 /^#meta/ { meta[$2, $3, $4] = $5; next }
 /^#/ { next }
 {
@@ -300,6 +473,14 @@ awk -F '\t' -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v cpu="$cpu" -v ncpu="$(
 			seen[k, b] = 1
 			boots[k] = boots[k] " " b
 		}
+	}
+	# perf bench rows (bench.sh --guest-perf, boot p1): the least run.
+	if (sec == "perf" && $6 != "-") {
+		pmin[k, id] = $7
+		pmax[k, id] = $8
+		punit[id] = $5
+		pdesc[id] = $12
+		nperf++
 	}
 	if (sec == "icount" && $6 != "-") {
 		imin[k, b, id] = $7
@@ -322,6 +503,8 @@ END {
 			idate == "" ? "none" : idate
 	printf ".\n\n"
 	gb = (("patched", 0, "kernel") in meta) ? 0 : "i1"
+	if (!(("patched", gb, "kernel") in meta) && (("patched", "p1", "kernel") in meta))
+		gb = "p1"	# only perf bench boots
 	printf "- Host: %s, %d CPUs, Linux %s\n", cpu, ncpu, hostk
 	printf "- Guest: %s, accel **%s**, %s vCPUs, clocksource %s, rdtscp %s\n", qemu,
 		accel, meta["patched", gb, "nr_cpus"], meta["patched", gb, "clocksource"],
@@ -343,6 +526,8 @@ END {
 		snap_section()
 	if (nicount)
 		icount_section()
+	if (nperf)
+		perf_section()
 	if (nwall)
 		wall_switch()
 	if (nrow["scale"]) {
@@ -551,6 +736,91 @@ function icount_section(    nb, bl, i, j, k, t, m, lo, hi, w, line, sp_in, sp_ou
 	print "runs (the ns per switch section, and cs_bench natively on real hardware)"
 	print "stay the second opinion, for time; under TCG neither is the native cost."
 	print ""
+}
+function perf_section(    cs, cl, i, t, k, hasbase, line, a, b, c, pa) {
+	split("pipe_1cpu_proc pipe_1cpu_thr pipe_2cpu_proc pipe_2cpu_thr msg_proc msg_thr", cs, " ")
+	cl["pipe_1cpu_proc"] = "sched pipe, 1 CPU, processes"
+	cl["pipe_1cpu_thr"] = "sched pipe -T, 1 CPU, threads"
+	cl["pipe_2cpu_proc"] = "sched pipe, 2 CPUs, processes"
+	cl["pipe_2cpu_thr"] = "sched pipe -T, 2 CPUs, threads"
+	cl["msg_proc"] = "sched messaging (hackbench), processes"
+	cl["msg_thr"] = "sched messaging -t (hackbench), threads"
+	hasbase = ("base", "pipe_1cpu_proc_keyoff") in pmin
+	for (t = 1; t <= nt; t++)
+		if (pa == "" && (tag[t], "p1", "perf_args") in meta)
+			pa = meta[tag[t], "p1", "perf_args"]
+	print "## perf bench (instructions under -icount)"
+	print ""
+	printf "`perf bench sched pipe` and `perf bench sched messaging` (hackbench), perf built\n"
+	printf "from the tree (tools/perf, scripts/build-perf.sh), in an icount boot of each\n"
+	printf "kernel of their own (%s; %s), so the figures are instructions: per pipe\n",
+		"runs of " pdate, pa
+	print "round trip (two switches; usecs/op x 1000) and millions per messaging run (its"
+	print "`Total time`, ms resolution).  1 CPU: `taskset -c 0`; 2 CPUs: `taskset -c 0,1`,"
+	print "the two tasks placed by the scheduler; messaging unpinned on both vCPUs.  The"
+	print "least of the runs; spread: the largest (max - min) / min of the three states'"'"' runs."
+	print "One-CPU pipe figures repeat to about 10^-3; on two CPUs and in messaging the"
+	print "placement of the tasks differs from run to run (a few %), so ratios near 1 there"
+	print "are noise.  States in this order: key off (nothing registered), key on"
+	print "(a holder process registered, `sleep` with the shim) with perf unregistered,"
+	print "and every task and thread of perf registered (LD_PRELOAD of"
+	print "bench/cs_register.so with CS_REGISTER=1: the main thread, every"
+	print "pthread_create()d thread and every fork()ed child; the holder still runs)."
+	if (hasbase)
+		print "Ratios vs key off of the same kernel, and registered vs the base kernel."
+	else
+		print "**No base kernel in this run: the ratios are vs key off in the same kernel.**"
+	if (nicount)
+		print "The futex ping-pong of cs_bench (instructions per switch, table above) for comparison."
+	print ""
+	printf "| kernel | benchmark | unit | key off | key on, unregistered | registered | key on / off | registered / off |%s spread |\n",
+		hasbase ? " registered / base |" : ""
+	printf "|---|---|---|---:|---:|---:|---:|---:|%s---:|\n", hasbase ? "---:|" : ""
+	for (t = 1; t <= nt; t++) {
+		k = tag[t]
+		if (nicount && ((k, "1cpu_keyoff") in iv))
+			for (i = 1; i <= 2; i++) {
+				a = iv[k, i "cpu_keyoff"]; b = iv[k, i "cpu_unreg"]; c = iv[k, i "cpu_reg"]
+				printf "| %s | cs_bench futex ping-pong, %d CPU%s | insn/switch | %s | %s | %s | %s | %s |%s\n",
+					name[k], i, (i > 1 ? "s" : ""), pf(a), pf(b), pf(c), pr(b, a), pr(c, a),
+					(hasbase ? " " pr(c, iv["base", i "cpu_unreg"]) " |" : "") " (table above) |"
+			}
+		for (i = 1; i <= 6; i++) {
+			if (!((k, cs[i] "_keyoff") in pmin))
+				continue
+			a = pmin[k, cs[i] "_keyoff"]; b = pmin[k, cs[i] "_keyon"]; c = pmin[k, cs[i] "_reg"]
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s |%s\n", name[k], cl[cs[i]],
+				punit[cs[i] "_keyoff"], pf(a), pf(b), pf(c), pr(b, a), pr(c, a),
+				(hasbase ? " " pr(c, pmin["base", cs[i] "_keyoff"]) " |" : "") " " psp(k, cs[i]) " |"
+		}
+	}
+	print ""
+	print "Registrations per registered run (taskset and perf main thread counted; the"
+	print "shim fails the run if a prctl() fails):"
+	for (i = 1; i <= 6; i++)
+		if (("patched", "p1", "regs_" cs[i]) in meta)
+			printf "%s %s: %s", (i > 1 ? ";" : ""), cs[i], meta["patched", "p1", "regs_" cs[i]]
+	print "."
+	printf "Static key count (debugfs) at the start of each state: off %s, key on %s, registered %s.\n",
+		meta["patched", "p1", "key_keyoff"], meta["patched", "p1", "key_keyon"], meta["patched", "p1", "key_reg"]
+	print ""
+}
+function psp(k, c,    st, i, w, m) {
+	split("keyoff keyon reg", st, " ")
+	m = ""
+	for (i = 1; i <= 3; i++)
+		if ((k, c "_" st[i]) in pmin && pmin[k, c "_" st[i]] > 0) {
+			w = (pmax[k, c "_" st[i]] - pmin[k, c "_" st[i]]) / pmin[k, c "_" st[i]]
+			if (m == "" || w > m)
+				m = w
+		}
+	return m == "" ? "-" : sprintf("%.2f%%", 100 * m)
+}
+function pf(v) {
+	return v == "" ? "-" : sprintf("%.1f", v)
+}
+function pr(a, b) {
+	return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.4f", a / b)
 }
 function itgt(what, k1, s1, k2, s2, lim,    x, y, a, b, verdict) {
 	a = ipct(iv[k1, "1cpu_" s1], iv[k2, "1cpu_" s2])

@@ -3,7 +3,7 @@
 #
 # Make sure the Debian 12 packages the project needs are installed.
 #
-#   scripts/deps.sh [lint|bench|b4]
+#   scripts/deps.sh [lint|bench|b4|matrix|man|perf]
 #
 # As root, missing packages are installed with apt-get; otherwise the exact
 # apt-get command is printed and the script fails.  The base tree's source
@@ -50,14 +50,31 @@ if [ "${1:-}" = lint ]; then
 	pkgs+=(gcc-aarch64-linux-gnu)
 	# make htmldocs (Documentation/sphinx/requirements.txt: Sphinx, alabaster, pyyaml)
 	pkgs+=(python3-sphinx python3-alabaster python3-yaml)
+	# the man pages' checks (scripts/man.sh, as make man)
+	pkgs+=(man-db mandoc groff-base)
 fi
 # make b4-check
 if [ "${1:-}" = b4 ]; then
 	pkgs+=(b4 git-filter-repo)
 fi
+# make build-matrix: the cross compilers of the 0-day-like matrix, pahole
+# for DEBUG_INFO_BTF (SCHED_CLASS_EXT).
+if [ "${1:-}" = matrix ]; then
+	pkgs+=(gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu gcc-powerpc64le-linux-gnu dwarves)
+fi
+# make man, make man-series (scripts/man.sh): render, lint, git am; the
+# man-pages .debs are downloaded with apt-get and unpacked with dpkg-deb.
+if [ "${1:-}" = man ]; then
+	pkgs+=(man-db mandoc groff-base apt dpkg debian-archive-keyring)
+fi
 # make bench: the chart of the results.
 if [ "${1:-}" = bench ]; then
 	pkgs+=(gnuplot-nox)
+fi
+# make bench's perf bench rows: perf from the tree (scripts/build-perf.sh),
+# every optional library off but libelf (and zlib, which it needs).
+if [ "${1:-}" = perf ]; then
+	pkgs+=(flex bison libelf-dev zlib1g-dev binutils)
 fi
 
 missing=()

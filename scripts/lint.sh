@@ -365,6 +365,13 @@ else
 	fi
 fi
 
+# --- man pages (scripts/man.sh) -------------------------------------------
+# The checks of 'make man' on man/ (the edits of man/edits/ only when the
+# man-pages base can be had: a note otherwise).
+# shellcheck source=scripts/man.sh
+. "$top/scripts/man.sh"
+man_checks optional
+
 echo "lint: $((SECONDS - start)) s"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
