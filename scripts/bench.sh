@@ -80,18 +80,23 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/base.sh
 . "$top/scripts/base.sh"
 
-if [ "${1:-}" = --guest ]; then
-	out=$2
-	bin=$3
-	shift 3
-	[ -x "$bin" ] || { echo "bench: no $bin" >&2; exit 1; }
-	# The kernel replaces tsc-early by tsc once it has refined the TSC's
-	# frequency, a few seconds into the boot: not in the middle of a run.
+# (In the guest.)  The kernel replaces tsc-early by tsc once it has refined
+# the TSC's frequency, a few seconds into the boot: not in the middle of a
+# run.  Sets cs, the clocksource file.
+wait_tsc() {
 	cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
 	for _ in $(seq 100); do
 		[ "$(cat "$cs")" = tsc-early ] || break
 		sleep 0.1
 	done
+}
+
+if [ "${1:-}" = --guest ]; then
+	out=$2
+	bin=$3
+	shift 3
+	[ -x "$bin" ] || { echo "bench: no $bin" >&2; exit 1; }
+	wait_tsc
 	echo "bench: $(uname -r), clocksource $(cat "$cs")"
 	"$bin" -t "$@" | tee "$out.tmp"
 	rc=${PIPESTATUS[0]}
@@ -111,11 +116,7 @@ fi
 if [ "${1:-}" = --guest-perf ]; then
 	out=$2 perf=$3 shim=$4 pl=$5 mg=$6 ml=$7 reps=$8
 	[ -x "$perf" ] || { echo "bench: no $perf" >&2; exit 1; }
-	cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
-	for _ in $(seq 100); do
-		[ "$(cat "$cs")" = tsc-early ] || break
-		sleep 0.1
-	done
+	wait_tsc
 	echo "bench: $(uname -r), clocksource $(cat "$cs"), perf bench"
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 	keycount() {
