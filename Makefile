@@ -33,7 +33,7 @@ export BASE LINUX PATCHES BUILD_ROOT KBUILD
 BZIMAGE      := $(KBUILD)/arch/x86/boot/bzImage
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps linux tree kernel selftests run check check-kasan bench lint bisect-check b4-check build-matrix man man-series export shell clean distclean
+.PHONY: all help deps linux tree kernel selftests run check check-kasan bench bpf bench-bpf bench-cache bench-native lint bisect-check b4-check build-matrix man man-series export shell clean distclean
 
 all: tree kernel selftests ## build the kernel tree, the guest kernel and the kselftests (default)
 
@@ -83,12 +83,27 @@ check-kasan: deps tree selftests ## optional, slow: kselftests on a KASAN+kmemle
 	@VM_KERNEL=$(KASAN_KBUILD)/arch/x86/boot/bzImage VM_DIR=$(BUILD_ROOT)/vm-kasan \
 		VM_TIMEOUT=$${VM_TIMEOUT:-3600} CHECK_HARNESS=0 CHECK_KMEMLEAK=1 scripts/check.sh
 
-bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them (ns and, under -icount, instructions per switch; BENCH_ICOUNT=1: only those; BENCH_O2=1: -O2 with tracepoints, Documentation/bench/O2/; also perf bench sched pipe and messaging, key off/on/registered, BENCH_PERF=0: not), write Documentation/bench/ (BASE=6.12: Documentation/bench/6.12/)
+bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them (ns and, under -icount, instructions per switch; BENCH_ICOUNT=1: only those; -O2 with tracepoints and BPF, Documentation/bench/O2/, then -Os; BENCH_O2=1 or 0: only one; also perf bench sched pipe and messaging, key off/on/registered, BENCH_PERF=0: not), write Documentation/bench/ (BASE=6.12: Documentation/bench/6.12/)
 ifeq ($(ARCH),arm64)
 	@scripts/bench-arm64.sh
 else
 	@scripts/bench.sh
 endif
+
+bpf: ## build bench/bpf/cs_bpf, the BPF version of the thread page (clang, libbpf, bpftool), into build/bpf/
+	@scripts/deps.sh bpf || true
+	@$(MAKE) --no-print-directory -C bench/bpf O=$(CURDIR)/build/bpf
+
+bench-bpf: bpf ## boot the base and patched O2 bench kernels, run cs_bpf check and bench (icount and wall clock), write Documentation/bench/bpf/
+	@scripts/bench-bpf.sh
+
+bench-cache: ## cache lines and L1D/L2 misses per futex round trip (key off, key on, registered; 1 and 2 CPUs) in a QEMU TCG cache model (plugins built from Debian's qemu source), by kernel function; build/bench-cache/results.md
+	@scripts/deps.sh qemu-plugins || true
+	@scripts/bench-cache.sh
+
+bench-native: ## on real hardware booted into the patched kernel: perf stat (cycles, instructions, cache misses) of the ping-pong, perf bench sched pipe and messaging, key off/on/registered, as ratios; build/bench-native/results.md
+	@scripts/deps.sh native || true
+	@scripts/bench-native.sh
 
 lint: ## checkpatch, shellcheck, MAINTAINERS, kernel-doc, htmldocs, sparse and W=1 (new findings only)
 	@scripts/deps.sh lint || true

@@ -54,8 +54,16 @@
 #   BENCH_ICOUNT_ROUNDS		round trips per repetition (20000)
 #   BENCH_ICOUNT_REPS		repetitions per state and boot (3)
 #   BENCH_BUILD=0		use the kernels as already built
+#   BENCH_PATCHED		the patched kernel's build directory
+#				(build/linux-bench, -o2); with LINUX=, an
+#				earlier version of the series, for a before
+#				and after
 #   BENCH_ROUNDS		boots per kernel for the switch comparison (3)
 #   BENCH_PERF=0		no perf bench boots with the icount runs
+#   BENCH_BPF=0			make bench without scripts/bench-bpf.sh (the
+#				BPF version of the thread page and schedstats,
+#				side by side, in the -O2 kernels; results in
+#				Documentation/bench/bpf)
 #   BENCH_PERF_ONLY=1		only the perf bench boots (no cs_bench runs)
 #   BENCH_PERF_PIPE_LOOPS	perf bench sched pipe -l (50000)
 #   BENCH_PERF_MSG_GROUPS	perf bench sched messaging -g (2)
@@ -64,12 +72,15 @@
 #   BENCH_ARGS			more cs_bench arguments for every run (e.g. -q)
 #   BENCH_SWITCH_ARGS		more for the switch-only runs (default -r 15)
 #   BENCH_NICE			niceness of the builds (19)
-#   BENCH_OUT			where the results go (Documentation/bench, with
-#				BENCH_O2=1 Documentation/bench/O2)
-#   BENCH_O2=1			build the kernels as distributions do
+#   BENCH_OUT			where the results go (Documentation/bench; the
+#				-O2 ones in its O2/)
+#   BENCH_O2=1			only the kernels built as distributions do
 #				(scripts/o2.config: -O2 instead of tinyconfig's
-#				-Os, and tracepoints), in build directories of
-#				their own (suffix -o2, build/bench-o2)
+#				-Os, tracepoints, BPF with BTF), in build
+#				directories of their own (suffix -o2,
+#				build/bench-o2); BENCH_O2=0 only tinyconfig's
+#				-Os; unset (make bench): both, -O2 first, and
+#				the two icount target tables at the end
 #   VM_DIR			the guest's directory (build/vm-bench)
 #   BASE=6.12			(scripts/base.sh) linux-6.12/, every build/ above
 #				is build/6.12/ ($BUILD_ROOT), the results go to
@@ -204,6 +215,43 @@ if [ "${1:-}" = --guest-perf ]; then
 	exit "$rc"
 fi
 
+# Both builds unless BENCH_O2 says which: -O2 with tracepoints first, as
+# distributions build (the verdict that counts), then tinyconfig's -Os; the
+# two icount target tables last.
+if [ -z "${BENCH_O2:-}" ]; then
+	rc=0
+	res_base=
+	[ "$BASE" = 7.3 ] || res_base=/$BASE
+	out=${BENCH_OUT:-$top/Documentation/bench$res_base}
+	BENCH_O2=1 "$0" "$@" || rc=$?
+	# The BPF version of the thread page and schedstats, on the -O2 kernels
+	# (BPF and BTF on): scripts/bench-bpf.sh, BENCH_BPF=0 not.
+	if [ "${BENCH_BPF:-1}" != 0 ]; then
+		if [ "${1:-}" = --report ]; then
+			BENCH_BPF_OUT=$out/bpf "$top/scripts/bench-bpf.sh" --report || rc=1
+		elif make --no-print-directory -C "$top" bpf; then
+			BENCH_BPF_OUT=$out/bpf "$top/scripts/bench-bpf.sh" || rc=1
+		else
+			echo "bench: cs_bpf did not build (make bpf): no BPF rows" >&2
+			rc=1
+		fi
+	fi
+	BENCH_O2=0 "$0" "$@" || rc=$?
+	for o in O2 Os; do
+		d=${BENCH_OUT:-$top/Documentation/bench$res_base}
+		[ "$o" = Os ] || d=$d/O2
+		echo
+		echo "== -$o: instructions per switch against the targets ($d/results.md)"
+		sed -n '/^| target | 1 CPU | 2 CPUs | wanted | verdict |$/,/^$/p' "$d/results.md" 2>/dev/null
+	done
+	if [ "${BENCH_BPF:-1}" != 0 ]; then
+		echo
+		echo "== the BPF version and schedstats, -O2, per round trip ($out/bpf/results.md)"
+		sed -n '/^| state | base 1 CPU/,/^$/p' "$out/bpf/results.md" 2>/dev/null
+	fi
+	exit "$rc"
+fi
+
 set -e
 linux=${LINUX:-$base_tree}
 # -O2 kernels (BENCH_O2=1): every directory gets the suffix, the config the fragment.
@@ -215,7 +263,8 @@ work=$BUILD_ROOT/bench$sfx
 # The results of BASE=7.3 in Documentation/bench, of 6.12 in Documentation/bench/6.12.
 res_base=
 [ "$BASE" = 7.3 ] || res_base=/$BASE
-res=${BENCH_OUT:-$top/Documentation/bench$res_base${sfx:+/O2}}
+res=${BENCH_OUT:+$BENCH_OUT${sfx:+/O2}}
+res=${res:-$top/Documentation/bench$res_base${sfx:+/O2}}
 vmdir=${VM_DIR:-$BUILD_ROOT/vm-bench$sfx}
 nice=${BENCH_NICE:-19}
 rounds=${BENCH_ROUNDS:-3}
@@ -246,7 +295,8 @@ log() {
 # --- kernels ---------------------------------------------------------------
 
 tags=(patched)
-declare -A kernel=([patched]=$BUILD_ROOT/linux-bench$sfx/arch/x86/boot/bzImage)
+patched_dir=${BENCH_PATCHED:-$BUILD_ROOT/linux-bench$sfx}
+declare -A kernel=([patched]=$patched_dir/arch/x86/boot/bzImage)
 [ "${BENCH_BASE:-1}" = 0 ] || {
 	tags+=(base)
 	kernel[base]=$BUILD_ROOT/bench-base/build$sfx/arch/x86/boot/bzImage
@@ -262,7 +312,7 @@ build() {
 	log "building the $tag kernel (nice $nice)"
 	case "$tag" in
 	patched)
-		LINUX=$linux KBUILD=$BUILD_ROOT/linux-bench$sfx KCONFIG_EXTRA=$optcfg \
+		LINUX=$linux KBUILD=$patched_dir KCONFIG_EXTRA=$optcfg \
 			nice -n "$nice" "$top/scripts/build-kernel.sh" bench ;;
 	base)
 		local src=$BUILD_ROOT/bench-base/src

@@ -3,7 +3,7 @@
 #
 # Make sure the Debian 12 packages the project needs are installed.
 #
-#   scripts/deps.sh [lint|bench|b4|matrix|man|perf]
+#   scripts/deps.sh [lint|bench|b4|matrix|man|perf|qemu-plugins|native|bpf]
 #
 # As root, missing packages are installed with apt-get; otherwise the exact
 # apt-get command is printed and the script fails.  The base tree's source
@@ -75,6 +75,22 @@ fi
 # every optional library off but libelf (and zlib, which it needs).
 if [ "${1:-}" = perf ]; then
 	pkgs+=(flex bison libelf-dev zlib1g-dev binutils)
+fi
+# make bench-cache (scripts/qemu-plugins.sh): QEMU's TCG plugins built
+# from Debian's qemu source package (apt-get source, dpkg-source) against
+# glib; nm (binutils) for the attribution to functions.
+if [ "${1:-}" = qemu-plugins ]; then
+	pkgs+=(libglib2.0-dev pkg-config dpkg-dev apt debian-archive-keyring binutils xz-utils)
+fi
+# make bench-native (scripts/bench-native.sh): gcc for the ping-pong driver
+# and the shim, taskset; perf is the machine's own (or PERF=...).
+if [ "${1:-}" = native ]; then
+	pkgs+=(gcc libc6-dev util-linux)
+fi
+# make bpf, make bench-bpf: the BPF version of the thread page (bench/bpf/):
+# clang for -target bpf, libbpf and bpftool (vmlinux.h, the skeleton).
+if [ "${1:-}" = bpf ]; then
+	pkgs+=(clang libbpf-dev bpftool)
 fi
 
 missing=()

@@ -24,6 +24,8 @@
 #   VM_DIR	shared directory (build/vm)
 #   VM_ACCEL	kvm or tcg (default: probe once, cached in build/vm/accel)
 #   VM_APPEND	extra kernel arguments
+#   VM_QEMU_ARGS	extra QEMU arguments, split at white space (no quoting),
+#		e.g. "-plugin build/qemu-plugins/libcache.so -d plugin -D FILE"
 #   VM_SMP, VM_MEM	vCPUs and memory (2, 2G)
 #   VM_TCG_THREAD	single (default) or multi: QEMU TCG threading (see below)
 #   VM_TSC_KHZ	the host's TSC frequency for the TCG guest (default: from
@@ -295,6 +297,8 @@ if [ "$arch" = arm64 ]; then
 		-fsdev "local,id=vm,path=$vmdir,security_model=none,multidevs=remap"
 		-device virtio-9p-device,fsdev=vm,mount_tag=vmdir)
 fi
+read -r -a qemu_extra <<<"${VM_QEMU_ARGS:-}"
+args+=("${qemu_extra[@]}")
 if [ "${VM_SCRATCH_MB:-256}" != 0 ]; then
 	rm -f "$vmdir/scratch.img"
 	truncate -s "${VM_SCRATCH_MB:-256}M" "$vmdir/scratch.img"

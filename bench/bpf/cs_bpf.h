@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cs_bpf: the BPF reference implementation of the coarse_stat thread page
+ * (project issue 26; not part of the series).  What the BPF programs
+ * (cs_bpf.bpf.c) and user space (cs_bpf.c) share: the page of one slot of
+ * the BPF_F_MMAPABLE array map "pages" (struct cs_bpf_slot), and the task storage value.
+ *
+ * Times are CLOCK_MONOTONIC ns (bpf_ktime_get_ns()); the series' page counts
+ * cycles.  The buckets and counts follow kernel/sched/coarse_stat.h.
+ */
+#ifndef CS_BPF_H
+#define CS_BPF_H
+
+#define CS_BPF_MAX_SLOTS	64
+#define CS_BPF_PAGE_SIZE	4096	/* one slot per page: mmap()ed alone */
+
+enum {
+	CS_BPF_ONCPU	= 0,
+	CS_BPF_RUNQ	= 1,
+	CS_BPF_SLEEP	= 2,
+	CS_BPF_DSLEEP	= 3,
+	CS_BPF_IOWAIT	= 4,
+	CS_BPF_NR_BUCKETS = 5,
+};
+
+struct cs_bpf_page {
+	__u32	seq;		/* odd while the programs write */
+	__u32	state;		/* CS_BPF_ONCPU ... CS_BPF_IOWAIT */
+	__u64	last_switch_ns;	/* the buckets are charged up to this */
+	__u64	wake_ns;	/* the last wakeup's stamp */
+	__u64	bucket_ns[CS_BPF_NR_BUCKETS];
+	__u64	start_ns;	/* registration */
+	__u32	cpu;
+	__u32	tid;
+	__u64	nr_switch_in;
+	__u64	nr_preempt;
+	__u64	nr_block;
+	__u64	nr_migrate;
+	__u64	nr_wakeup;	/* stamps taken (not in the series' page) */
+};
+
+/* The value of the array "pages": one page per slot. */
+struct cs_bpf_slot {
+	struct cs_bpf_page	pg;
+	__u8	__pad[CS_BPF_PAGE_SIZE - sizeof(struct cs_bpf_page)];
+};
+
+/* Task storage: the slot of a registered thread. */
+struct cs_bpf_reg {
+	__u32	slot;
+	__u32	__pad;
+};
+
+#endif /* CS_BPF_H */
