@@ -433,6 +433,10 @@ measure() {
 	log "building cs_bench"
 	nice -n "$nice" make -s -C "$linux" O="$work/hdr" headers >/dev/null
 	mkdir -p "$work/bin"
+	# Built afresh: LINUX= may name another tree than the last run's, whose
+	# sources can be older than the binary (a stale cs_bench of another
+	# UAPI layout).
+	rm -f "$work/bin/cs_bench"
 	make -s -C "$linux/tools/testing/selftests/coarse_stat" OUTPUT="$work/bin" \
 		KHDR_INCLUDES="-isystem $work/hdr/usr/include" "$work/bin/cs_bench" >/dev/null
 	bin=$work/bin/cs_bench

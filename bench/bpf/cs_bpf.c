@@ -417,13 +417,35 @@ static void check_futex_blocks(const struct reg *r)
 	       (long long)blk, v1 - v0);
 }
 
+/*
+ * Interrupt time of all CPUs so far (/proc/stat irq + softirq, in ticks of
+ * 1/USER_HZ s), in ns; 0 if unreadable.  With IRQ_TIME_ACCOUNTING it is not
+ * in sum_exec_runtime, but is on-CPU time of the interrupted thread, for
+ * the BPF version as for the series (t_thread bounds it the same way).
+ */
+static uint64_t irq_ns(void)
+{
+	unsigned long long v[7] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		   &v[3], &v[4], &v[5], &v[6]);
+	fclose(f);
+	if (n != 7)
+		return 0;
+	return (v[5] + v[6]) * (1000000000ULL / sysconf(_SC_CLK_TCK));
+}
+
 /* A busy thread: its on-CPU time against schedstat's sum_exec_runtime. */
 static void check_oncpu(const struct reg *r)
 {
 	int fd = open("/proc/thread-self/schedstat", O_RDONLY);
-	uint64_t r0, d0, r1, d1;
+	uint64_t r0, d0, r1, d1, irq;
+	int64_t on, ss, diff, tick = 1000000000LL / sysconf(_SC_CLK_TCK);
 	struct snap a, b;
-	int64_t on, ss, diff;
 
 	if (fd < 0) {
 		result("busy thread: on CPU matches schedstat", false, "no schedstat: %s",
@@ -433,9 +455,11 @@ static void check_oncpu(const struct reg *r)
 	/* sched_yield() brings sum_exec_runtime up to date (update_curr()). */
 	sched_yield();
 	schedstat(fd, &r0, &d0);
+	irq = irq_ns();
 	snap_read(r->pg, &a);
-	spin_until(a.now + 100000000);
+	spin_until(a.now + 500000000);
 	snap_read(r->pg, &b);
+	irq = irq_ns() - irq;
 	sched_yield();
 	schedstat(fd, &r1, &d1);
 	close(fd);
@@ -447,12 +471,16 @@ static void check_oncpu(const struct reg *r)
 	 * here: measured 0.02 ms of 100 on a host); interrupts are on CPU
 	 * here, as in the series, and not in sum_exec_runtime with
 	 * IRQ_TIME_ACCOUNTING (more here: 0.07 ms in the icount guest, 3.4 ms
-	 * in a wall-clock TCG guest, where interrupts are slow to emulate).
-	 * Bound: 1% + 0.2 ms less, 5% + 0.2 ms more.
+	 * in a wall-clock TCG guest, where interrupts are slow to emulate,
+	 * and 5.6 ms of 100 once on a loaded host).  Bound: 1% + 0.2 ms
+	 * less; more by 1% + 0.2 ms plus the interrupt time /proc/stat
+	 * counted meanwhile (all CPUs) and two of its ticks.
 	 */
 	result("busy thread: on CPU matches /proc/thread-self/schedstat",
-	       diff >= -(ss / 100 + 200000) && diff <= ss / 20 + 200000,
-	       "on CPU %.3f ms, schedstat %.3f ms, diff %.3f ms", on / 1e6, ss / 1e6, diff / 1e6);
+	       diff >= -(ss / 100 + 200000) &&
+	       diff <= ss / 100 + 200000 + (int64_t)irq + 2 * tick,
+	       "on CPU %.3f ms, schedstat %.3f ms, diff %.3f ms, interrupts %.3f ms",
+	       on / 1e6, ss / 1e6, diff / 1e6, irq / 1e6);
 }
 
 struct busy_arg {
