@@ -26,11 +26,11 @@
  * Exit status 0, 1 on error, 3 when the kernel has no coarse_stat (keyon
  * and reg) or the key is on in keyoff.
  *
- * Build: gcc -O2 -Wall -pthread -o cs_pingpong cs_pingpong.c
+ * Build: gcc -O2 -Wall -pthread -isystem HDR/usr/include -o cs_pingpong cs_pingpong.c
+ * (HDR: make headers O=HDR of the series' tree; bench-cache.sh, bench-native.sh)
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -43,11 +43,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "pingpong.h"
+
+/* From the series' UAPI headers (-isystem; <sys/prctl.h> includes them). */
 #ifndef PR_COARSE_STAT
-#define PR_COARSE_STAT		82
-#endif
-#ifndef PR_COARSE_STAT_THREAD
-#define PR_COARSE_STAT_THREAD	1
+#error "PR_COARSE_STAT undefined: build with -isystem DIR/usr/include of the series' make headers"
 #endif
 
 #define MARK_START()	asm volatile(".byte 0x0f, 0x1f, 0x80, 0x31, 0x43, 0x53, 0x43" ::: "memory")
@@ -65,11 +65,6 @@ static unsigned long long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static long futex(int *uaddr, int op, int val)
-{
-	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
 }
 
 static int cs_register(void)
@@ -98,10 +93,9 @@ static void pin(int cpu)
 	}
 }
 
-static void *ping(void *arg)
+static void *ping_thread(void *arg)
 {
-	unsigned long long t0 = 0;
-	unsigned long i;
+	unsigned long long t0;
 
 	(void)arg;
 	pin(0);
@@ -109,37 +103,24 @@ static void *ping(void *arg)
 		fprintf(stderr, "cs_pingpong: prctl(PR_COARSE_STAT) in ping: %m\n");
 		err = 1;
 	}
-	for (i = 0; i < warmup + rounds; i++) {
-		if (i == warmup) {
-			t0 = now_ns();
-			MARK_START();
-		}
-		__atomic_store_n(&word, 1, __ATOMIC_RELEASE);
-		futex(&word, FUTEX_WAKE_PRIVATE, 1);
-		while (__atomic_load_n(&word, __ATOMIC_ACQUIRE) == 1)
-			futex(&word, FUTEX_WAIT_PRIVATE, 1);
-	}
+	ping(&word, warmup);
+	t0 = now_ns();
+	MARK_START();
+	ping(&word, rounds);
 	MARK_STOP();
 	window_ns = now_ns() - t0;
 	return NULL;
 }
 
-static void *pong(void *arg)
+static void *pong_thread(void *arg)
 {
-	unsigned long i;
-
 	(void)arg;
 	pin(ncpus > 1 ? 1 : 0);
 	if (reg_pair && cs_register()) {
 		fprintf(stderr, "cs_pingpong: prctl(PR_COARSE_STAT) in pong: %m\n");
 		err = 1;
 	}
-	for (i = 0; i < warmup + rounds; i++) {
-		while (__atomic_load_n(&word, __ATOMIC_ACQUIRE) == 0)
-			futex(&word, FUTEX_WAIT_PRIVATE, 0);
-		__atomic_store_n(&word, 0, __ATOMIC_RELEASE);
-		futex(&word, FUTEX_WAKE_PRIVATE, 1);
-	}
+	pong(&word, warmup + rounds);
 	return NULL;
 }
 
@@ -222,7 +203,8 @@ int main(int argc, char **argv)
 		usage();
 	}
 	key = key_count();
-	if (pthread_create(&t[1], NULL, pong, NULL) || pthread_create(&t[0], NULL, ping, NULL)) {
+	if (pthread_create(&t[1], NULL, pong_thread, NULL) ||
+	    pthread_create(&t[0], NULL, ping_thread, NULL)) {
 		fprintf(stderr, "cs_pingpong: pthread_create failed\n");
 		return 1;
 	}

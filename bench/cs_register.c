@@ -18,7 +18,8 @@
  * CS_REGISTER_LOG, if set (appended, for counting).  Without CS_REGISTER=1
  * the shim does nothing.
  *
- * Build: gcc -O2 -Wall -shared -fPIC -o cs_register.so cs_register.c -ldl
+ * Build: gcc -O2 -Wall -shared -fPIC -isystem HDR/usr/include -o cs_register.so cs_register.c -ldl
+ * (HDR: make headers O=HDR of the series' tree; bench.sh, bench-native.sh)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -31,11 +32,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* From the series' UAPI headers (-isystem; <sys/prctl.h> includes them). */
 #ifndef PR_COARSE_STAT
-#define PR_COARSE_STAT		82
-#endif
-#ifndef PR_COARSE_STAT_THREAD
-#define PR_COARSE_STAT_THREAD	1
+#error "PR_COARSE_STAT undefined: build with -isystem DIR/usr/include of the series' make headers"
 #endif
 
 static int enabled;

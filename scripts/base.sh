@@ -34,3 +34,14 @@ BUILD_ROOT=${BUILD_ROOT:-$base_build}
 base_make=
 [ "$BASE" = 7.3 ] || base_make=" BASE=$BASE"
 export BASE BUILD_ROOT
+
+# uapi_headers OUT: the series' UAPI headers, installed from $LINUX (default
+# the base's tree) into OUT (make headers: quick when up to date); prints
+# OUT/usr/include, for -isystem.  What builds against them gets every UAPI
+# name from the series itself, never from a copy.
+uapi_headers() {
+	local tree=${LINUX:-$base_tree}
+
+	[ -f "$tree/Makefile" ] || { echo "${0##*/}: no kernel tree at $tree (make linux$base_make)" >&2; return 1; }
+	nice -n "${BENCH_NICE:-19}" make -s -C "$tree" O="$1" headers >/dev/null && echo "$1/usr/include"
+}

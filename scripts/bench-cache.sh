@@ -368,7 +368,9 @@ plugdir=$("$top/scripts/qemu-plugins.sh") || die "the QEMU plugins did not build
 [ -f "$kbuild/System.map" ] || die "no System.map next to $kernel"
 bin=$work/bin/cs_pingpong
 mkdir -p "$work/bin"
-gcc -O2 -Wall -pthread -o "$bin" "$top/bench/cs_pingpong.c" || die "bench/cs_pingpong.c did not build"
+uapi=$(uapi_headers "$work/hdr") || die "no UAPI headers of the series"
+gcc -O2 -Wall -pthread -isystem "$uapi" -o "$bin" "$top/bench/cs_pingpong.c" ||
+	die "bench/cs_pingpong.c did not build"
 ncpu_kernel=$(sed -n 's/^CONFIG_NR_CPUS=//p' "$kbuild/.config" 2>/dev/null)
 plug="$plugdir/libcs_cache.so,window=on,dump=on,limit=8"
 plug+=",dcachesize=$l1_size,dassoc=$l1_ways,dblksize=$l1_line"

@@ -73,13 +73,16 @@ fi
 "$perf" bench sched pipe -l 10 >/dev/null 2>&1 || die "$perf has no 'perf bench sched pipe'"
 shim=$work/bin/cs_register.so
 pp=$work/bin/cs_pingpong
-# Built when older than their source (so a guest without gcc can run them).
-[ "$shim" -nt "$top/bench/cs_register.c" ] ||
-	gcc -O2 -Wall -shared -fPIC -o "$shim" "$top/bench/cs_register.c" -ldl ||
-	die "bench/cs_register.c did not build"
-[ "$pp" -nt "$top/bench/cs_pingpong.c" ] ||
-	gcc -O2 -Wall -pthread -o "$pp" "$top/bench/cs_pingpong.c" ||
-	die "bench/cs_pingpong.c did not build"
+# Built when older than their source (so a guest without gcc can run them),
+# against the series' UAPI headers (make linux).
+if ! [ "$shim" -nt "$top/bench/cs_register.c" ] || ! [ "$pp" -nt "$top/bench/cs_pingpong.c" ] ||
+	! [ "$pp" -nt "$top/bench/pingpong.h" ]; then
+	uapi=$(uapi_headers "$work/hdr") || die "no UAPI headers of the series"
+	gcc -O2 -Wall -shared -fPIC -isystem "$uapi" -o "$shim" "$top/bench/cs_register.c" -ldl ||
+		die "bench/cs_register.c did not build"
+	gcc -O2 -Wall -pthread -isystem "$uapi" -o "$pp" "$top/bench/cs_pingpong.c" ||
+		die "bench/cs_pingpong.c did not build"
+fi
 nr=$(nproc)
 [ "$nr" -ge 2 ] || log "one CPU online: no 2-CPU rows"
 

@@ -381,7 +381,7 @@ run() {
 # the registering shim (bench/cs_register.c), then one icount boot per kernel
 # running bench.sh --guest-perf; rows in $work/TAG-p1.tsv.
 perf_runs() {
-	local t pbin shim out rc
+	local t pbin shim out rc uapi
 
 	if ! pbin=$(LINUX=$linux PERF_NICE=$nice "$top/scripts/build-perf.sh"); then
 		log "perf could not be built (build/perf/build.log): no perf bench rows"
@@ -389,7 +389,8 @@ perf_runs() {
 	fi
 	shim=$work/bin/cs_register.so
 	mkdir -p "$work/bin"
-	gcc -O2 -Wall -shared -fPIC -o "$shim" "$top/bench/cs_register.c" -ldl ||
+	uapi=$(LINUX=$linux uapi_headers "$work/hdr") &&
+		gcc -O2 -Wall -shared -fPIC -isystem "$uapi" -o "$shim" "$top/bench/cs_register.c" -ldl ||
 		{ log "bench/cs_register.c did not build"; return 1; }
 	rm -f "$work"/*-p[0-9]*.tsv
 	for t in "${tags[@]}"; do
@@ -431,14 +432,14 @@ measure() {
 
 	# cs_bench, built against the patched tree's UAPI headers.
 	log "building cs_bench"
-	nice -n "$nice" make -s -C "$linux" O="$work/hdr" headers >/dev/null
+	uapi=$(LINUX=$linux BENCH_NICE=$nice uapi_headers "$work/hdr") || exit 1
 	mkdir -p "$work/bin"
 	# Built afresh: LINUX= may name another tree than the last run's, whose
 	# sources can be older than the binary (a stale cs_bench of another
 	# UAPI layout).
 	rm -f "$work/bin/cs_bench"
 	make -s -C "$linux/tools/testing/selftests/coarse_stat" OUTPUT="$work/bin" \
-		KHDR_INCLUDES="-isystem $work/hdr/usr/include" "$work/bin/cs_bench" >/dev/null
+		KHDR_INCLUDES="-isystem $uapi" "$work/bin/cs_bench" >/dev/null
 	bin=$work/bin/cs_bench
 
 	if [ $do_icount = 1 ]; then

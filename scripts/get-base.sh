@@ -37,7 +37,9 @@ pkg=linux-source-$BASE
 tarball=${LINUX_TARBALL:-}
 apt_dir=$top/build/apt
 suite=${GET_BASE_SUITE:-trixie-backports}
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+# shellcheck source=scripts/apt.sh
+. "$top/scripts/apt.sh"
+keyring=$apt_keyring
 # patches/ or backports/6.12/ in the messages
 rel=${patches#"$top"/}/
 
@@ -132,57 +134,6 @@ fi
 
 installed() { [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]; }
 
-# The Debian mirror of the system's apt sources: the first URI of a "deb"
-# entry for a plain Debian suite (the release's codename or stable,
-# testing, ...; not -security, -updates, -backports or another vendor's
-# suite), from the deb822 files in sources.list.d, then the one-line
-# sources.list files.  Prints "URI<TAB>FILE".
-debian_mirror() {
-	local codename
-
-	codename=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null | tr -d '"' | head -n 1)
-	perl -e '
-		my $codename = shift;
-		my %plain = map { $_ => 1 } ($codename, qw(stable oldstable oldoldstable testing
-			unstable sid bullseye bookworm trixie forky duke));
-		delete $plain{""};
-		sub plain { return scalar grep { $plain{$_} } @_; }
-		sub good_uri { return $_[0] !~ /^cdrom:/; }
-		# deb822: stanzas separated by empty lines, continuation lines
-		# start with white space, field names in any case.
-		for my $f (sort glob("/etc/apt/sources.list.d/*.sources")) {
-			open(my $fh, "<", $f) or next;
-			local $/ = "";
-			while (my $st = <$fh>) {
-				$st =~ s/^#.*\n//mg;
-				$st =~ s/\n[ \t]+/ /g;
-				my %h;
-				$h{lc $1} = $2 while $st =~ /^([A-Za-z-]+):[ \t]*(.*?)[ \t]*$/mg;
-				next if ($h{enabled} // "yes") =~ /^no$/i;
-				next unless grep { $_ eq "deb" } split(" ", $h{types} // "");
-				next unless plain(split(" ", $h{suites} // ""));
-				for my $u (split(" ", $h{uris} // "")) {
-					if (good_uri($u)) { print "$u\t$f\n"; exit 0; }
-				}
-			}
-		}
-		for my $f ("/etc/apt/sources.list", sort glob("/etc/apt/sources.list.d/*.list")) {
-			open(my $fh, "<", $f) or next;
-			while (<$fh>) {
-				s/#.*//;
-				next unless /^\s*deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)/;
-				if (plain($2) && good_uri($1)) { print "$1\t$f\n"; exit 0; }
-			}
-		}
-		exit 1;' "$codename"
-}
-
-apt_opts=(-o "Dir::Etc::sourcelist=$apt_dir/etc/sources.list"
-	-o "Dir::Etc::sourceparts=$apt_dir/etc/sources.list.d"
-	-o "Dir::State::Lists=$apt_dir/lists"
-	-o "Dir::Cache=$apt_dir/cache"
-	-o "Dir::Etc::preferencesparts=$apt_dir/etc/preferences.d")
-
 # The newest $pkg .deb in build/apt/dl, if any.
 downloaded() {
 	local f v best='' bestv=''
@@ -212,8 +163,7 @@ download() {
 			die "no Debian mirror in the system's apt sources (a 'deb' entry for the release's
   suite in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list): set GET_BASE_MIRROR=URI"
 	fi
-	mkdir -p "$apt_dir/etc/sources.list.d" "$apt_dir/etc/preferences.d" "$apt_dir/lists/partial" \
-		"$apt_dir/cache/archives/partial" "$apt_dir/dl"
+	apt_private "$apt_dir" || die "cannot make $apt_dir"
 	printf 'deb [signed-by=%s] %s %s main\n' "$keyring" "$mirror" "$suite" >"$apt_dir/etc/sources.list"
 	echo "get-base: downloading $pkg from $suite (the Debian mirror of $from; apt configuration in $apt_dir)" >&2
 	: >"$log"

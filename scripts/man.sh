@@ -33,10 +33,9 @@
 #
 # The .debs are downloaded once into build/man/apt/dl/ with an apt
 # configuration of its own in build/man/apt/ (as scripts/get-base.sh does;
-# the system's apt sources are not touched), from the Debian mirror that
-# scripts/get-base.sh uses (build/apt/etc/sources.list, written by 'make
-# linux') or GET_BASE_MIRROR, suites $MAN_SUITES; apt picks the newest
-# version.  rm -rf build/man/apt/dl for a newer release.
+# the system's apt sources are not touched), from the Debian mirror of the
+# system's sources that scripts/get-base.sh uses (scripts/apt.sh) or
+# GET_BASE_MIRROR, suites $MAN_SUITES; apt picks the newest version.  rm -rf build/man/apt/dl for a newer release.
 #
 # Environment: MAN_DIR (the pages, default man/: a broken copy shows that
 # the checks fail), MAN_SUITES (default "unstable testing trixie-backports
@@ -54,6 +53,8 @@ man_cc=(linux-man@vger.kernel.org linux-api@vger.kernel.org)
 
 # shellcheck source=scripts/tap.sh
 [ "$(type -t result)" = function ] || . "$man_top/scripts/tap.sh"
+# shellcheck source=scripts/apt.sh
+. "$man_top/scripts/apt.sh"
 
 man_note() { echo "man: $*"; }
 
@@ -154,16 +155,11 @@ man_conventions() {
 }
 
 # --- the man-pages base ---------------------------------------------------
-man_apt_opts=(-o "Dir::Etc::sourcelist=$man_apt/etc/sources.list"
-	-o "Dir::Etc::sourceparts=$man_apt/etc/sources.list.d"
-	-o "Dir::State::Lists=$man_apt/lists"
-	-o "Dir::Cache=$man_apt/cache"
-	-o "Dir::Etc::preferencesparts=$man_apt/etc/preferences.d")
-
 # man_debs: the manpages and manpages-dev .debs of build/man/apt/dl,
 # downloaded when missing.  Prints their paths.
 man_debs() {
-	local p f mirror log=$man_apt/apt.log keyring=/usr/share/keyrings/debian-archive-keyring.gpg s
+	local p f mirror log=$man_apt/apt.log keyring=$apt_keyring s
+	local -a apt_opts
 
 	for p in manpages manpages-dev; do
 		f=$(find "$man_apt/dl" -maxdepth 1 -name "${p}_*_all.deb" 2>/dev/null | sort -V | tail -n 1)
@@ -171,22 +167,20 @@ man_debs() {
 	done
 	if [ -z "$f" ]; then
 		mirror=${GET_BASE_MIRROR:-}
-		[ -n "$mirror" ] || mirror=$(sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*\) .*/\2/p' \
-			"$man_top/build/apt/etc/sources.list" 2>/dev/null | head -n 1)
-		[ -n "$mirror" ] || { echo "man: no Debian mirror: run 'make linux' (build/apt/etc/sources.list) or set GET_BASE_MIRROR=URI" >&2; return 1; }
+		[ -n "$mirror" ] || IFS=$'\t' read -r mirror _ < <(debian_mirror) ||
+			{ echo "man: no Debian mirror in the system's apt sources: set GET_BASE_MIRROR=URI" >&2; return 1; }
 		[ -f "$keyring" ] || { echo "man: no $keyring (apt-get install debian-archive-keyring)" >&2; return 1; }
-		mkdir -p "$man_apt/etc/sources.list.d" "$man_apt/etc/preferences.d" "$man_apt/lists/partial" \
-			"$man_apt/cache/archives/partial" "$man_apt/dl"
+		apt_private "$man_apt" || return 1
 		for s in ${MAN_SUITES:-unstable testing trixie-backports trixie}; do
 			printf 'deb [signed-by=%s] %s %s main\n' "$keyring" "$mirror" "$s"
 		done >"$man_apt/etc/sources.list"
 		echo "man: downloading manpages and manpages-dev (suites ${MAN_SUITES:-unstable testing trixie-backports trixie}; apt configuration in ${man_apt#"$man_top"/})" >&2
 		: >"$log"
-		apt-get "${man_apt_opts[@]}" -q update >>"$log" 2>&1 ||
+		apt-get "${apt_opts[@]}" -q update >>"$log" 2>&1 ||
 			{ tail -n 20 "$log" >&2; echo "man: apt-get update failed (log: $log)" >&2; return 1; }
 		rm -rf "$man_apt/dl.tmp"
 		mkdir -p "$man_apt/dl.tmp"
-		(cd "$man_apt/dl.tmp" && apt-get "${man_apt_opts[@]}" -q download manpages manpages-dev) >>"$log" 2>&1 ||
+		(cd "$man_apt/dl.tmp" && apt-get "${apt_opts[@]}" -q download manpages manpages-dev) >>"$log" 2>&1 ||
 			{ tail -n 20 "$log" >&2; echo "man: apt-get download failed (log: $log)" >&2; return 1; }
 		mv "$man_apt"/dl.tmp/*.deb "$man_apt/dl/" && rmdir "$man_apt/dl.tmp" || return 1
 	fi

@@ -36,7 +36,9 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${QEMU_PLUGINS_DIR:-$top/build/qemu-plugins}
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+# shellcheck source=scripts/apt.sh
+. "$top/scripts/apt.sh"
+keyring=$apt_keyring
 plugins="cache hotblocks hotpages howvec"
 patch=$top/bench/qemu-cache-window.patch
 
@@ -70,41 +72,16 @@ rm -f "$out/stamp"
 
 # --- the source --------------------------------------------------------------
 
-# deb-src lines for every Debian "deb" entry of the system's sources (deb822
-# and one-line), signed by the archive keyring: "deb-src [signed-by=K] URI
-# SUITE COMPONENTS".
+# deb-src lines for every Debian entry of the system's sources (signed by
+# the archive keyring, or at a .../debian or .../debian-security URI), signed
+# by the archive keyring: "deb-src [signed-by=K] URI SUITE COMPONENTS".
 debsrc_lines() {
-	perl -e '
-		my $k = shift;
-		my %seen;
-		sub emit { my ($u, $s, $c) = @_; return if $u =~ /^cdrom:/;
-			my $l = "deb-src [signed-by=$k] $u $s $c\n"; print $l unless $seen{$l}++; }
-		for my $f (sort glob("/etc/apt/sources.list.d/*.sources")) {
-			open(my $fh, "<", $f) or next;
-			local $/ = "";
-			while (my $st = <$fh>) {
-				$st =~ s/^#.*\n//mg;
-				$st =~ s/\n[ \t]+/ /g;
-				my %h;
-				$h{lc $1} = $2 while $st =~ /^([A-Za-z-]+):[ \t]*(.*?)[ \t]*$/mg;
-				next if ($h{enabled} // "yes") =~ /^no$/i;
-				next unless grep { $_ eq "deb" || $_ eq "deb-src" } split(" ", $h{types} // "");
-				next unless ($h{"signed-by"} // "") =~ /debian-archive-keyring/ ||
-					($h{uris} // "") =~ m{/debian(-security)?/?(\s|$)};
-				for my $u (split(" ", $h{uris} // "")) {
-					emit($u, $_, $h{components} // "main") for split(" ", $h{suites} // "");
-				}
-			}
-		}
-		for my $f ("/etc/apt/sources.list", sort glob("/etc/apt/sources.list.d/*.list")) {
-			open(my $fh, "<", $f) or next;
-			while (<$fh>) {
-				s/#.*//;
-				next unless /^\s*deb(?:-src)?\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)\s+(.*\S)/;
-				my ($u, $s, $c) = ($1, $2, $3);
-				emit($u, $s, $c) if $u =~ m{/debian(-security)?/?$};
-			}
-		}' "$keyring"
+	apt_entries | awk -F '\t' -v k="$keyring" '
+		($1 == "deb" || $1 == "deb-src") && $2 !~ /^cdrom:/ &&
+		($5 ~ /debian-archive-keyring/ || $2 ~ /\/debian(-security)?\/?$/) {
+			l = "deb-src [signed-by=" k "] " $2 " " $3 " " ($4 == "" ? "main" : $4)
+			if (!seen[l]++) print l
+		}'
 }
 
 src=$out/src
@@ -119,15 +96,9 @@ if ! tree=$(have_src); then
 	[ -f "$keyring" ] || die "no $keyring: scripts/deps.sh qemu-plugins"
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
-	mkdir -p "$tmp/etc/sources.list.d" "$tmp/etc/preferences.d" "$tmp/lists/partial" \
-		"$tmp/cache/archives/partial" "$tmp/dl"
+	apt_private "$tmp" || die "cannot make $tmp"
 	debsrc_lines >"$tmp/etc/sources.list"
 	[ -s "$tmp/etc/sources.list" ] || die "no Debian entry in the system's apt sources"
-	apt_opts=(-o "Dir::Etc::sourcelist=$tmp/etc/sources.list"
-		-o "Dir::Etc::sourceparts=$tmp/etc/sources.list.d"
-		-o "Dir::State::Lists=$tmp/lists"
-		-o "Dir::Cache=$tmp/cache"
-		-o "Dir::Etc::preferencesparts=$tmp/etc/preferences.d")
 	note "fetching the source of qemu $ver (apt-get source, private configuration)"
 	apt-get "${apt_opts[@]}" -q update >"$tmp/apt.log" 2>&1 ||
 		{ tail -n 20 "$tmp/apt.log" >&2; die "apt-get update (deb-src) failed"; }

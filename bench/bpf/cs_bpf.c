@@ -54,6 +54,7 @@
 #include <bpf/libbpf.h>
 #include "cs_bpf.h"
 #include "cs_bpf.skel.h"
+#include "../pingpong.h"
 /* The series' user library (linux/tools/lib/coarse_stat), read-only. */
 #include "coarse_stat.h"
 
@@ -311,18 +312,6 @@ static void result(const char *name, bool ok, const char *fmt, ...)
 		printf("not ok - %s: %s\n", name, detail);
 	}
 	fflush(stdout);
-}
-
-static long futex_wait(int *w, int val, uint64_t timeout_ns)
-{
-	struct timespec ts = { timeout_ns / 1000000000ull, timeout_ns % 1000000000ull };
-
-	return syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, val, timeout_ns ? &ts : NULL, NULL, 0);
-}
-
-static long futex_wake(int *w)
-{
-	return syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* --- checks ---------------------------------------------------------------- */
@@ -850,26 +839,6 @@ struct pair_arg {
 	struct pair *pp;
 	int idx;
 };
-
-static void ping(int *w, unsigned long n)
-{
-	while (n--) {
-		__atomic_store_n(w, 1, __ATOMIC_RELEASE);
-		futex_wake(w);
-		while (__atomic_load_n(w, __ATOMIC_ACQUIRE) == 1)
-			futex_wait(w, 1, 0);
-	}
-}
-
-static void pong(int *w, unsigned long n)
-{
-	while (n--) {
-		while (__atomic_load_n(w, __ATOMIC_ACQUIRE) == 0)
-			futex_wait(w, 0, 0);
-		__atomic_store_n(w, 0, __ATOMIC_RELEASE);
-		futex_wake(w);
-	}
-}
 
 static void *pair_thread(void *data)
 {
