@@ -290,7 +290,13 @@ log() {
 	echo "bench: $*" >&2
 }
 
-"$top/scripts/deps.sh" bench || log "optional packages missing: no chart without gnuplot"
+"$top/scripts/deps.sh" bench || log "packages missing: no chart without gnuplot, no -O2 kernel without pahole (dwarves)"
+# The -O2 kernels have DEBUG_INFO_BTF, which needs pahole: without it the
+# base would be built without BTF and the patched kernel not at all.
+if [ -n "$optcfg" ] && [ "${BENCH_BUILD:-1}" != 0 ] && ! command -v pahole >/dev/null; then
+	log "no pahole: the -O2 kernels need it for DEBUG_INFO_BTF (scripts/deps.sh bench installs dwarves, as root)"
+	exit 1
+fi
 
 # --- kernels ---------------------------------------------------------------
 

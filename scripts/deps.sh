@@ -67,9 +67,11 @@ fi
 if [ "${1:-}" = man ]; then
 	pkgs+=(man-db mandoc groff-base apt dpkg debian-archive-keyring)
 fi
-# make bench: the chart of the results.
+# make bench: the chart of the results; pahole for the -O2 kernels'
+# DEBUG_INFO_BTF (scripts/o2.config, as distributions build: without it the
+# option does not stick and no -O2 kernel is built).
 if [ "${1:-}" = bench ]; then
-	pkgs+=(gnuplot-nox)
+	pkgs+=(gnuplot-nox dwarves)
 fi
 # make bench's perf bench rows: perf from the tree (scripts/build-perf.sh),
 # every optional library off but libelf (and zlib, which it needs).
