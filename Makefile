@@ -33,7 +33,7 @@ export BASE LINUX PATCHES BUILD_ROOT KBUILD
 BZIMAGE      := $(KBUILD)/arch/x86/boot/bzImage
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps linux tree kernel selftests run check check-kasan bench bpf bench-bpf bench-cache bench-native lint bisect-check b4-check build-matrix man man-series export shell clean distclean
+.PHONY: all help deps linux tree kernel selftests run check check-kasan bench bpf bench-bpf bench-cache bench-native bench-snap-native lint bisect-check b4-check build-matrix man man-series export shell clean distclean
 
 all: tree kernel selftests ## build the kernel tree, the guest kernel and the kselftests (default)
 
@@ -104,6 +104,9 @@ bench-cache: ## cache lines and L1D/L2 misses per futex round trip (key off, key
 bench-native: ## on real hardware booted into the patched kernel: perf stat (cycles, instructions, cache misses) of the ping-pong, perf bench sched pipe and messaging, key off/on/registered, as ratios; build/bench-native/results.md
 	@scripts/deps.sh native || true
 	@scripts/bench-native.sh
+
+bench-snap-native: ## the snapshot's cost on this machine's CPU: cs_bench's snapshot rows with make bench's -O2 vDSO image loaded into a host process (bench/cs_snap_native.c), as built and without its LFENCE; Documentation/bench/O2/snap-native.md
+	@scripts/bench-snap-native.sh
 
 lint: ## checkpatch, shellcheck, MAINTAINERS, kernel-doc, htmldocs, sparse and W=1 (new findings only)
 	@scripts/deps.sh lint || true
