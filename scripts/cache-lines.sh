@@ -30,6 +30,7 @@ thread_info.flags|si: r (TIF work in __switch_to, preemption)
 __state|so: r; w: r w
 on_cpu|so: w (finish_task); si: w (prepare_task); w: r
 on_rq|so: r w (block); w: r w
+is_blocked|so: w (try_to_block_task), r (reg: blocked or preempted); w: w (ttwu_do_wakeup)
 coarse_stat_page|so, si: r (key on); w: r (key on); m: r (key on)
 wake_entry|w: w (remote, queued wakeup)
 wake_cpu|w: r w; m: w
