@@ -18,6 +18,9 @@
 # __attribute__((noinline))") is accepted in tools/lib/coarse_stat/ only: that
 # header is user space and stands alone (programs copy it), so the kernel's
 # attribute macros do not exist there; the output says so.
+# CAMELCASE on "_Pragma" is accepted: C99's pragma operator, which the
+# 6.12 backport uses to define unrolled_full (7.3's <linux/unroll.h> has
+# it, 6.12's does not); the output says so.
 set -uo pipefail
 
 src=$1
@@ -38,6 +41,14 @@ attr=$(awk '/^(ERROR|WARNING|CHECK):PREFER_DEFINED_ATTRIBUTE_MACRO:/ { n++; getl
 if [ -n "$attr" ]; then
 	echo "checkpatch: ${patch##*/}: $attr PREFER_DEFINED_ATTRIBUTE_MACRO in tools/lib/coarse_stat/ (user space, no kernel macros): accepted"
 	out=$(awk '/^(ERROR|WARNING|CHECK):PREFER_DEFINED_ATTRIBUTE_MACRO:/ { skip = 1 }
+		skip && /^$/ { skip = 0; next } !skip' <<<"$out")
+fi
+
+# C99's _Pragma operator is not a CamelCase name anyone chose.
+prag=$(grep -c '^CHECK:CAMELCASE: Avoid CamelCase: <_Pragma>$' <<<"$out")
+if [ "$prag" != 0 ]; then
+	echo "checkpatch: ${patch##*/}: $prag CAMELCASE on _Pragma (C99's pragma operator): accepted"
+	out=$(awk '/^CHECK:CAMELCASE: Avoid CamelCase: <_Pragma>$/ { skip = 1 }
 		skip && /^$/ { skip = 0; next } !skip' <<<"$out")
 fi
 
