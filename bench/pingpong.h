@@ -10,8 +10,10 @@
 #ifndef CS_PINGPONG_H
 #define CS_PINGPONG_H
 
+#include <errno.h>
 #include <linux/futex.h>
 #include <stdint.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,6 +51,30 @@ static inline void pong(int *w, unsigned long n)
 		__atomic_store_n(w, 0, __ATOMIC_RELEASE);
 		futex_wake(w);
 	}
+}
+
+/*
+ * Start and collect a pair through eventfds, not a pthread barrier: a
+ * thread waiting in pthread_barrier_wait() waits on a futex, and a
+ * process's private futex hash has 16 buckets (7.3, two CPUs), so the
+ * running pair's word can share a bucket with that waiter and every
+ * wakeup walk past it, in some runs and not others (tens of instructions
+ * per switch; cs_bench, which the series carries, does the same).
+ */
+static inline void pp_post(int fd)
+{
+	uint64_t one = 1;
+
+	while (write(fd, &one, sizeof(one)) < 0 && errno == EINTR)
+		;
+}
+
+static inline void pp_wait(int fd)
+{
+	uint64_t v;
+
+	while (read(fd, &v, sizeof(v)) < 0 && errno == EINTR)
+		;
 }
 
 #endif /* CS_PINGPONG_H */

@@ -824,7 +824,7 @@ enum reg_kind { REG_NONE, REG_BPF, REG_SERIES };
 struct pair {
 	int cpu[2];
 	enum reg_kind reg;
-	pthread_barrier_t bar;
+	int go[2], done;	/* eventfds (pp_post()); done counts finished threads */
 	pthread_t th[2];
 	int idx[2];
 	bool quit;
@@ -855,7 +855,7 @@ static void *pair_thread(void *data)
 	if (pp->reg == REG_SERIES && csf_thread_snap(&cs))
 		__atomic_store_n(&pp->err, errno, __ATOMIC_RELAXED);
 	for (;;) {
-		pthread_barrier_wait(&pp->bar);
+		pp_wait(pp->go[a->idx]);
 		if (pp->quit)
 			break;
 		if (r.pg)
@@ -872,7 +872,7 @@ static void *pair_thread(void *data)
 		if (r.pg)
 			pp->sw_in[a->idx] = __atomic_load_n(&r.pg->nr_switch_in,
 							    __ATOMIC_RELAXED) - before;
-		pthread_barrier_wait(&pp->bar);
+		pp_post(pp->done);
 	}
 	if (r.pg)
 		unreg_self(&r);
@@ -906,7 +906,13 @@ static int run_pair(const char *state, bool two, enum reg_kind reg, int *cpus, c
 	pp.cpu[0] = cpus[0];
 	pp.cpu[1] = two ? cpus[1] : cpus[0];
 	pp.reg = reg;
-	pthread_barrier_init(&pp.bar, NULL, 3);
+	pp.done = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	pp.go[0] = eventfd(0, EFD_CLOEXEC);
+	pp.go[1] = eventfd(0, EFD_CLOEXEC);
+	if (pp.done < 0 || pp.go[0] < 0 || pp.go[1] < 0) {
+		fprintf(stderr, "cs_bpf: eventfd: %s\n", strerror(errno));
+		exit(1);
+	}
 	for (i = 0; i < 2; i++) {
 		arg[i].pp = &pp;
 		arg[i].idx = i;
@@ -915,8 +921,10 @@ static int run_pair(const char *state, bool two, enum reg_kind reg, int *cpus, c
 	for (rep = -1; rep < opt_reps; rep++) {
 		pp.rounds = rep < 0 ? opt_rounds / 10 : opt_rounds;
 		pp.word = 0;
-		pthread_barrier_wait(&pp.bar);
-		pthread_barrier_wait(&pp.bar);
+		pp_post(pp.go[0]);
+		pp_post(pp.go[1]);
+		pp_wait(pp.done);
+		pp_wait(pp.done);
 		if (rep < 0)
 			continue;
 		tsc[rep] = (double)pp.tsc / pp.rounds;
@@ -925,10 +933,13 @@ static int run_pair(const char *state, bool two, enum reg_kind reg, int *cpus, c
 			swrt = (double)(pp.sw_in[0] + pp.sw_in[1]) / pp.rounds;
 	}
 	pp.quit = true;
-	pthread_barrier_wait(&pp.bar);
+	pp_post(pp.go[0]);
+	pp_post(pp.go[1]);
 	pthread_join(pp.th[0], NULL);
 	pthread_join(pp.th[1], NULL);
-	pthread_barrier_destroy(&pp.bar);
+	close(pp.go[0]);
+	close(pp.go[1]);
+	close(pp.done);
 	if (pp.err) {
 		fprintf(stderr, "cs_bpf: %s %s: %s\n", state, two ? "2cpu" : "1cpu",
 			strerror(pp.err));
