@@ -34,22 +34,26 @@ out=$(cd "$src" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --quiet --
 rc=$?
 [ "$rc" = 0 ] && exit 0
 
+# drop REGEX: $out without the findings whose first line matches REGEX,
+# each with its context lines (up to the blank line after it).
+drop() {
+	awk -v re="$1" '$0 ~ re { skip = 1 } skip && /^$/ { skip = 0; next } !skip' <<<"$out"
+}
+
 # The attribute findings of the user-space library: dropped, with their
 # context lines, when every one of them is in that file.
 attr=$(awk '/^(ERROR|WARNING|CHECK):PREFER_DEFINED_ATTRIBUTE_MACRO:/ { n++; getline; if ($0 !~ /FILE: tools\/lib\/coarse_stat\//) bad++ }
 	END { if (n && !bad) print n }' <<<"$out")
 if [ -n "$attr" ]; then
 	echo "checkpatch: ${patch##*/}: $attr PREFER_DEFINED_ATTRIBUTE_MACRO in tools/lib/coarse_stat/ (user space, no kernel macros): accepted"
-	out=$(awk '/^(ERROR|WARNING|CHECK):PREFER_DEFINED_ATTRIBUTE_MACRO:/ { skip = 1 }
-		skip && /^$/ { skip = 0; next } !skip' <<<"$out")
+	out=$(drop '^(ERROR|WARNING|CHECK):PREFER_DEFINED_ATTRIBUTE_MACRO:')
 fi
 
-# C99's _Pragma operator is not a CamelCase name anyone chose.
+# C99's _Pragma operator is not a CamelCase name anyone chose (6.12's patch 7).
 prag=$(grep -c '^CHECK:CAMELCASE: Avoid CamelCase: <_Pragma>$' <<<"$out")
 if [ "$prag" != 0 ]; then
 	echo "checkpatch: ${patch##*/}: $prag CAMELCASE on _Pragma (C99's pragma operator): accepted"
-	out=$(awk '/^CHECK:CAMELCASE: Avoid CamelCase: <_Pragma>$/ { skip = 1 }
-		skip && /^$/ { skip = 0; next } !skip' <<<"$out")
+	out=$(drop '^CHECK:CAMELCASE: Avoid CamelCase: <_Pragma>$')
 fi
 
 types=$(sed -n -E 's/^(ERROR|WARNING|CHECK):([A-Z_]+):.*/\2/p' <<<"$out" | sort -u)
