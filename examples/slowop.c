@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The README's example: where did the 25 ms of an operation go?
+ * The README's example: where did the 25 ms of an operation go?  The
+ * snapshots' times are CLOCK_MONOTONIC nanoseconds.  It builds as a 64-bit
+ * or a 32-bit program alike (add -m32 or -mx32):
  *
  *   gcc -O2 -Wall -isystem linux/usr/include -I linux/tools/lib/coarse_stat \
  *       -o slowop examples/slowop.c

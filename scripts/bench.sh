@@ -18,6 +18,12 @@
 #		same config, build/bench-base/build: context switches only
 #   nocs	linux/ with CONFIG_COARSE_STAT=n, build/linux-bench-nocs:
 #		context switches only
+#   before	with BENCH_BEFORE=REV (e.g. v3): linux/'s REV checked out in a
+#		shared clone (build/bench-before/src), same config,
+#		build/bench-before/build, running its own cs_bench (built from
+#		that tree's selftests and UAPI headers): an earlier version of
+#		the series, whose figures are printed next to the patched
+#		kernel's
 # The context-switch runs (cs_bench -s) alternate between the kernels,
 # BENCH_ROUNDS boots each; the lowest of the boots' medians is compared.
 #
@@ -47,6 +53,7 @@
 #
 # Environment:
 #   BENCH_BASE=0, BENCH_NOCS=0	skip the base or the =n kernel
+#   BENCH_BEFORE=REV		also the before kernel (above): REV of linux/
 #   BENCH_ICOUNT		unset: wall-clock and icount runs; 1: only the
 #				icount runs; 0: only the wall-clock runs (the
 #				other kind's figures of an earlier run are kept)
@@ -311,6 +318,29 @@ declare -A kernel=([patched]=$patched_dir/arch/x86/boot/bzImage)
 	tags+=(nocs)
 	kernel[nocs]=$BUILD_ROOT/linux-bench-nocs$sfx/arch/x86/boot/bzImage
 }
+before=${BENCH_BEFORE:-}
+before_src=$BUILD_ROOT/bench-before/src
+[ -z "$before" ] || {
+	tags+=(before)
+	kernel[before]=$BUILD_ROOT/bench-before/build$sfx/arch/x86/boot/bzImage
+}
+# cs_bench of each kernel: the patched tree's, the before kernel's its own.
+declare -A bins=()
+
+# clone_at DIR REV: DIR a shared clone of linux/ with REV checked out
+# (linux/ itself is not touched).
+clone_at() {
+	local src=$1 rev=$2
+
+	# A shared clone borrows linux/'s objects: after linux/ was made
+	# again (rm -rf linux && make linux), clone afresh.
+	if [ -d "$src/.git" ] && ! git -C "$src" fetch -q --force --tags origin 2>/dev/null; then
+		log "$src lost $linux's objects: cloning it again"
+		rm -rf "$src"
+	fi
+	[ -d "$src/.git" ] || git clone -q --shared --no-checkout "$linux" "$src"
+	git -C "$src" checkout -q --force --detach "$rev"
+}
 
 build() {
 	local tag=$1 start=$SECONDS
@@ -322,14 +352,7 @@ build() {
 			nice -n "$nice" "$top/scripts/build-kernel.sh" bench ;;
 	base)
 		local src=$BUILD_ROOT/bench-base/src
-		# A shared clone borrows linux/'s objects: after linux/ was made
-		# again (rm -rf linux && make linux), clone afresh.
-		if [ -d "$src/.git" ] && ! git -C "$src" fetch -q --force --tags origin 2>/dev/null; then
-			log "$src lost $linux's objects: cloning it again"
-			rm -rf "$src"
-		fi
-		[ -d "$src/.git" ] || git clone -q --shared --no-checkout "$linux" "$src"
-		git -C "$src" checkout -q --force --detach base
+		clone_at "$src" base
 		# The base lacks the coarse_stat options; everything else is the same.
 		LINUX=$src KBUILD=$BUILD_ROOT/bench-base/build$sfx ALLOW_MISSING_CONFIG=1 \
 			KCONFIG_EXTRA=$optcfg \
@@ -343,6 +366,13 @@ build() {
 		LINUX=$linux KBUILD=$BUILD_ROOT/linux-bench-nocs$sfx \
 			KCONFIG_EXTRA="$work/nocs.config${optcfg:+ $optcfg}" \
 			nice -n "$nice" "$top/scripts/build-kernel.sh" bench-nocs ;;
+	before)
+		clone_at "$before_src" "$before"
+		# Today's fragments: an option the earlier tree lacks is reported
+		# and left out.
+		LINUX=$before_src KBUILD=$BUILD_ROOT/bench-before/build$sfx ALLOW_MISSING_CONFIG=1 \
+			KCONFIG_EXTRA=$optcfg \
+			nice -n "$nice" "$top/scripts/build-kernel.sh" bench ;;
 	esac
 	log "$tag kernel built in $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
 }
@@ -360,7 +390,7 @@ run() {
 	rc=0
 	VM_DEBUG=0 VM_SCRATCH_MB=0 VM_DIR=$vmdir VM_TIMEOUT=${BENCH_TIMEOUT:-1800} \
 		VM_ICOUNT=$icount "$top/scripts/vm.sh" --kernel "${kernel[$tag]}" -- \
-		"$top/scripts/bench.sh" --guest "$out" "$bin" "$@" || rc=$?
+		"$top/scripts/bench.sh" --guest "$out" "${bins[$tag]:-$bin}" "$@" || rc=$?
 	cp "$vmdir/console.log" "$work/console-$tag-$boot.log" 2>/dev/null || true
 	if [ "$rc" != 0 ] || [ ! -s "$out" ]; then
 		log "the $tag kernel run failed (status $rc; console in $work/console-$tag-$boot.log)"
@@ -400,6 +430,8 @@ perf_runs() {
 		{ log "bench/cs_register.c did not build"; return 1; }
 	rm -f "$work"/*-p[0-9]*.tsv
 	for t in "${tags[@]}"; do
+		# The shim is the patched tree's: not for an earlier UAPI.
+		[ "$t" != before ] || continue
 		out=$vmdir/$t-p1.tsv
 		rm -f "$out"
 		log "perf bench boot of the $t kernel (icount)"
@@ -447,6 +479,19 @@ measure() {
 	make -s -C "$linux/tools/testing/selftests/coarse_stat" OUTPUT="$work/bin" \
 		KHDR_INCLUDES="-isystem $uapi" "$work/bin/cs_bench" >/dev/null
 	bin=$work/bin/cs_bench
+	# The before kernel's own cs_bench, against its own UAPI headers.
+	if [ -n "$before" ]; then
+		[ -d "$before_src/.git" ] || clone_at "$before_src" "$before"
+		[ "$(git -C "$before_src" rev-parse HEAD)" = "$(git -C "$before_src" rev-parse "$before^{commit}")" ] ||
+			{ log "$before_src is not at $before (BENCH_BUILD=0 with another BENCH_BEFORE?)"; exit 1; }
+		uapi=$(LINUX=$before_src BENCH_NICE=$nice uapi_headers "$work/hdr-before") || exit 1
+		mkdir -p "$work/bin-before"
+		rm -f "$work/bin-before/cs_bench"
+		make -s -C "$before_src/tools/testing/selftests/coarse_stat" OUTPUT="$work/bin-before" \
+			KHDR_INCLUDES="-isystem $uapi" "$work/bin-before/cs_bench" >/dev/null
+		bins[before]=$work/bin-before/cs_bench
+		git -C "$before_src" describe --tags --always >"$work/before.rev"
+	fi
 
 	if [ $do_icount = 1 ]; then
 		local start=$SECONDS
@@ -481,7 +526,7 @@ measure() {
 
 if [ "${1:-}" = --report ]; then
 	tags=()
-	for t in patched base nocs; do
+	for t in patched base nocs before; do
 		if [ -f "$work/$t-0.tsv" ] || [ -f "$work/$t-1.tsv" ] || [ -f "$work/$t-i1.tsv" ] ||
 		   [ -f "$work/$t-p1.tsv" ]; then
 			tags+=("$t")
@@ -517,7 +562,7 @@ tsv=$res/results.tsv
 awk -F '\t' -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v cpu="$cpu" -v ncpu="$(nproc)" \
 	-v hostk="$(uname -r)" -v qemu="$qemu" -v accel="$accel" -v tags="${tags[*]}" \
 	-v opt="$opt" -v sfx="$sfx" -v wdate="$(cat "$work/wall.date" 2>/dev/null)" -v idate="$(cat "$work/icount.date" 2>/dev/null)" \
-	-v pdate="$(cat "$work/perf.date" 2>/dev/null)" '
+	-v pdate="$(cat "$work/perf.date" 2>/dev/null)" -v brev="$(cat "$work/before.rev" 2>/dev/null)" '
 /^#meta/ { meta[$2, $3, $4] = $5; next }
 /^#/ { next }
 {
@@ -584,6 +629,7 @@ END {
 	name["patched"] = "patched (CONFIG_COARSE_STAT=y)"
 	name["base"] = "base (unpatched)"
 	name["nocs"] = "patched, CONFIG_COARSE_STAT=n"
+	name["before"] = "before: " (brev == "" ? "an earlier tree" : brev) " (CONFIG_COARSE_STAT=y)"
 	if (nrow["snap"])
 		snap_section()
 	if (nicount)
@@ -748,12 +794,14 @@ function icount_section(    nb, bl, i, j, k, t, m, lo, hi, w, line, sp_in, sp_ou
 	print "|---|---:|---:|---|---|"
 	itgt("both threads registered vs the same threads unregistered (patched, key on)",
 	     "patched", "reg", "patched", "unreg", 1.5)
-	itgt("key on, these two threads unregistered, vs base", "patched", "unreg", "base", "unreg", 0.2)
+	itgt("key on, these two threads unregistered, vs base", "patched", "unreg", "base", "unreg", 0.1)
 	itgt("no thread registered (key off) vs base", "patched", "keyoff", "base", "keyoff", 0.1)
-	itgt("CONFIG_COARSE_STAT=n vs base", "nocs", "keyoff", "base", "keyoff", 0.1)
+	itgt("CONFIG_COARSE_STAT=n vs base", "nocs", "keyoff", "base", "keyoff", 0.05)
 	itgt("both threads registered vs base", "patched", "reg", "base", "unreg", "")
 	itgt("key on vs key off, threads unregistered (patched)", "patched", "unreg", "patched", "keyoff", "")
 	print ""
+	if (("before", "1cpu_reg") in iv && iv["before", "1cpu_reg"] != "")
+		before_section()
 	print "Repeatability and the clock check, per kernel: the largest spread of the"
 	print "repetitions within a boot and of the least value of each boot across boots; what"
 	print "cs_bench measured for a loop of known length (ns and TSC ticks per"
@@ -797,6 +845,41 @@ function icount_section(    nb, bl, i, j, k, t, m, lo, hi, w, line, sp_in, sp_ou
 	print "instructions that a real CPU runs in parallel count in full.  The wall-clock"
 	print "runs (the ns per switch section, and cs_bench natively on real hardware)"
 	print "stay the second opinion, for time; under TCG neither is the native cost."
+	print ""
+}
+# The before kernel (BENCH_BEFORE): its targets, and its states next to
+# those of the patched kernel.
+function before_section(    i, c, st, sd, b, p) {
+	printf "The same targets for the before kernel (%s, with its own cs_bench), same run:\n\n", brev
+	print "| target (before) | 1 CPU | 2 CPUs | wanted | verdict |"
+	print "|---|---:|---:|---|---|"
+	itgt("both threads registered vs the same threads unregistered (before, key on)",
+	     "before", "reg", "before", "unreg", 1.5)
+	itgt("key on, these two threads unregistered, vs base", "before", "unreg", "base", "unreg", 0.1)
+	itgt("no thread registered (key off) vs base", "before", "keyoff", "base", "keyoff", 0.1)
+	itgt("both threads registered vs base", "before", "reg", "base", "unreg", "")
+	print ""
+	printf "Side by side: instructions per switch of the before kernel (%s) and the\n", brev
+	print "patched kernel, and the difference (patched - before)."
+	print ""
+	print "| state | before 1 CPU | patched 1 CPU | difference | before 2 CPUs | patched 2 CPUs | difference |"
+	print "|---|---:|---:|---:|---:|---:|---:|"
+	split("keyoff unreg reg", st, " ")
+	sd["keyoff"] = "no thread registered (key off)"
+	sd["unreg"] = "key on, the two threads unregistered"
+	sd["reg"] = "both threads registered"
+	for (i = 1; i <= 3; i++) {
+		printf "| %s |", sd[st[i]]
+		for (c = 1; c <= 2; c++) {
+			b = iv["before", c "cpu_" st[i]]
+			p = iv["patched", c "cpu_" st[i]]
+			if (b == "" || p == "")
+				printf " - | - | - |"
+			else
+				printf " %.1f | %.1f | %+.1f (%+.2f%%) |", b, p, p - b, 100 * (p - b) / b
+		}
+		printf "\n"
+	}
 	print ""
 }
 function perf_section(    cs, cl, i, t, k, hasbase, line, a, b, c, pa) {

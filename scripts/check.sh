@@ -4,8 +4,10 @@
 # make check: boot the debug kernel, run the installed kselftests in it, then
 # the harness's own host-side checks (scripts/test-harness.sh).  Every test
 # case counts; a kernel problem during the kselftest boot (WARNING, lockdep,
-# KFENCE, ... or no exit status) counts as one more failure.  The last line
-# is "N passed, N failed"; the exit status is 1 when anything failed.
+# KFENCE, ... or no exit status) counts as one more failure, and so does, on
+# x86, every case of t_clocksource or t_compat that skips (the guest has the
+# HPET and the ia32 emulation they need).  The last line is "N passed, N
+# failed"; the exit status is 1 when anything failed.
 # Environment: KSFT_INSTALL (the kselftest tree), VM_KERNEL, CHECK_HARNESS=0
 # (skip the harness self-checks, ~1.5 min), CHECK_KMEMLEAK=1 (the kernel has
 # kmemleak: scan for leaks after the kselftests, in the same boot; one more
@@ -61,6 +63,30 @@ add() {
 	[ "$f" = 0 ] || failed+=("$1: $f failed")
 }
 
+# no_skips WHAT OUTPUT PROGRAM...: every skipped case of a coarse_stat
+# PROGRAM in the kselftest OUTPUT, or the whole program skipped, is one more
+# failure (run-kselftests.sh counts a skip neither way).
+no_skips() {
+	local what=$1 out=$2 prog line
+
+	shift 2
+	for prog in "$@"; do
+		while IFS= read -r line; do
+			fail=$((fail + 1))
+			failed+=("$what: coarse_stat:$prog skipped, which it must not here: $line")
+		done < <(awk -v prog="$prog" '
+			$0 == "# selftests: coarse_stat: " prog { inside = 1; why = ""; next }
+			inside && /^# 1\.\.0 # *SKIP/ { why = substr($0, 3); next }
+			inside && /^(not )?ok [0-9]+ / {
+				if (index($0, "selftests: coarse_stat: " prog) && /# *SKIP/)
+					print $0 (why == "" ? "" : " (" why ")")
+				inside = 0
+				next
+			}
+			inside && /^# +(not )?ok [0-9]+ .*# *SKIP/ { print }' "$out")
+	done
+}
+
 # kernel_status RC WHO CONSOLE: vm.sh's status 124/125 (the kernel reported a
 # problem, or hung) is one more failure; any other, one more pass.
 kernel_status() {
@@ -98,6 +124,10 @@ for ((run = 1; run <= repeat; run++)); do
 		"${guest[@]}" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	add "$what" "$out"
+	# The x86 guest has an HPET and an ACPI PM timer (QEMU's pc machine)
+	# and runs ia32 programs (CONFIG_IA32_EMULATION, scripts/x86.config):
+	# t_clocksource (root, which the guest is) and t_compat run every case.
+	[ "${ARCH:-x86}" = arm64 ] || no_skips "$what" "$out" t_clocksource t_compat
 	if [ "${CHECK_KMEMLEAK:-0}" != 0 ]; then
 		if grep -qx 'kmemleak: no leaks' "$out"; then
 			pass=$((pass + 1))

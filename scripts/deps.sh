@@ -21,6 +21,10 @@ pkgs=(
 	make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio xz-utils perl git rsync kmod
 	# guest: QEMU, busybox for poweroff, ext4 scratch disk, setsid
 	qemu-system-x86 busybox-static e2fsprogs util-linux iproute2 coreutils
+	# kselftests: t_compat's static ia32 program (gcc -m32 -static, glibc):
+	# the i386 glibc and libgcc, not gcc-multilib, which Debian 12 does not
+	# let coexist with the arm64 cross compiler (ARCH=arm64, make lint)
+	libc6-dev-i386 lib32gcc-12-dev
 )
 # the base tree: apt-get download and dpkg-deb (7.3), or the package (6.12)
 case "$BASE" in

@@ -359,14 +359,15 @@ man/man7/coarse_stat.7: Add page
 
 The coarse_stat kernel series adds four vDSO functions that copy a
 coarse_stat page consistently (sequence count), charge a pending wakeup
-and extrapolate the current bucket with the cycle counter, without a
-system call: __vdso_csf_snap() and __vdso_csf_cpu_snap() on x86-64
-(version LINUX_2.6), __kernel_csf_snap() and __kernel_csf_cpu_snap() on
+and extrapolate the current bucket to CLOCK_MONOTONIC, read as
+clock_gettime() reads it, without a system call where clock_gettime()
+makes none: __vdso_csf_snap() and __vdso_csf_cpu_snap() on x86 (64-bit,
+x32 and i386; version LINUX_2.6), __kernel_csf_snap() and __kernel_csf_cpu_snap() on
 arm64 (version LINUX_2.6.39).  They are not libc functions: glibc has no
 wrappers, and man-pages documents vDSO-only symbols in vdso(7).  Add an
 overview page in section 7 (like vdso(7)) with the pages, the read
 protocol and the functions' prototypes and return values, and list the
-functions in vdso(7)'s aarch64 and x86-64 tables.
+functions in vdso(7)'s aarch64, i386 and x86-64/x32 tables.
 
 Signed-off-by: $man_sender
 EOF
@@ -381,7 +382,7 @@ EOF
 		s/\*\*\* BLURB HERE \*\*\*/Hi Alex,
 
 These two patches document the user-space interface of coarse_stat, a
-Linux kernel patch series that is an RFC and not merged yet ([RFC PATCH v3],
+Linux kernel patch series that is an RFC and not merged yet ([RFC PATCH v4],
 proposed for Linux 7.4; to be sent to LKML and linux-api).  I send the
 pages now so that the interface gets a review from the manual side as
 well; they are not meant to be applied before the kernel side is merged,
@@ -394,7 +395,7 @@ with a FIXME comment until then.
   uninterruptible, I\/O wait), kept current by the scheduler; or the CPU
   lines of \/proc\/stat in nanoseconds.  Added to prctl(2)\x27s list.
 - coarse_stat(7): the pages, the read protocol, and the vDSO functions
-  __vdso_csf_snap()\/__vdso_csf_cpu_snap() (x86-64) and
+  __vdso_csf_snap()\/__vdso_csf_cpu_snap() (x86) and
   __kernel_csf_snap()\/__kernel_csf_cpu_snap() (arm64), which are not libc
   functions; listed in vdso(7)\x27s tables.
 
