@@ -792,12 +792,7 @@ function icount_section(    nb, bl, i, j, k, t, m, lo, hi, w, line, sp_in, sp_ou
 	print ""
 	print "| target | 1 CPU | 2 CPUs | wanted | verdict |"
 	print "|---|---:|---:|---|---|"
-	itgt("both threads registered vs the same threads unregistered (patched, key on)",
-	     "patched", "reg", "patched", "unreg", 1.5)
-	itgt("key on, these two threads unregistered, vs base", "patched", "unreg", "base", "unreg", 0.1)
-	itgt("no thread registered (key off) vs base", "patched", "keyoff", "base", "keyoff", 0.1)
-	itgt("CONFIG_COARSE_STAT=n vs base", "nocs", "keyoff", "base", "keyoff", 0.05)
-	itgt("both threads registered vs base", "patched", "reg", "base", "unreg", "")
+	series_targets("patched")
 	itgt("key on vs key off, threads unregistered (patched)", "patched", "unreg", "patched", "keyoff", "")
 	print ""
 	if (("before", "1cpu_reg") in iv && iv["before", "1cpu_reg"] != "")
@@ -847,17 +842,23 @@ function icount_section(    nb, bl, i, j, k, t, m, lo, hi, w, line, sp_in, sp_ou
 	print "stay the second opinion, for time; under TCG neither is the native cost."
 	print ""
 }
+# The targets of the series kernel TAG (patched, or the before kernel).
+function series_targets(t) {
+	itgt("both threads registered vs the same threads unregistered (" t ", key on)",
+	     t, "reg", t, "unreg", 1.5)
+	itgt("key on, these two threads unregistered, vs base", t, "unreg", "base", "unreg", 0.1)
+	itgt("no thread registered (key off) vs base", t, "keyoff", "base", "keyoff", 0.1)
+	if (t == "patched")
+		itgt("CONFIG_COARSE_STAT=n vs base", "nocs", "keyoff", "base", "keyoff", 0.05)
+	itgt("both threads registered vs base", t, "reg", "base", "unreg", "")
+}
 # The before kernel (BENCH_BEFORE): its targets, and its states next to
 # those of the patched kernel.
 function before_section(    i, c, st, sd, b, p) {
 	printf "The same targets for the before kernel (%s, with its own cs_bench), same run:\n\n", brev
 	print "| target (before) | 1 CPU | 2 CPUs | wanted | verdict |"
 	print "|---|---:|---:|---|---|"
-	itgt("both threads registered vs the same threads unregistered (before, key on)",
-	     "before", "reg", "before", "unreg", 1.5)
-	itgt("key on, these two threads unregistered, vs base", "before", "unreg", "base", "unreg", 0.1)
-	itgt("no thread registered (key off) vs base", "before", "keyoff", "base", "keyoff", 0.1)
-	itgt("both threads registered vs base", "before", "reg", "base", "unreg", "")
+	series_targets("before")
 	print ""
 	printf "Side by side: instructions per switch of the before kernel (%s) and the\n", brev
 	print "patched kernel, and the difference (patched - before)."
