@@ -204,6 +204,22 @@ for ((run = 1; run <= race_repeat && ${#race[@]}; run++)); do
 	[ "$fail" = "$fail0" ] || break
 done
 
+# add_own_tap WHAT PROGRAM OUT: count the TAP of a program a guest of its
+# own ran directly (not through run_kselftest.sh): every result counts, and
+# a skip or no totals line is a failure here.
+add_own_tap() {
+	local p f
+	p=$(grep -cE '^ok [0-9]+ ' "$3")
+	f=$(grep -cE '^not ok [0-9]+ ' "$3")
+	pass=$((pass + p))
+	fail=$((fail + f))
+	[ "$f" = 0 ] || failed+=("$1: $f failed (see $3)")
+	if ! grep -qE '^# Totals: pass:[0-9]+ fail:[0-9]+ xfail:0 xpass:0 skip:0 error:0' "$3"; then
+		fail=$((fail + 1))
+		failed+=("$1: $2 did not run to its end, or skipped (see $3)")
+	fi
+}
+
 # Suspend to RAM (t_suspend) in a guest of its own: QEMU's pc machine with S3
 # enabled, woken by the CMOS RTC alarm.  Its 9p file systems do not come
 # back from the resume, and even a process exit then hangs (releasing a 9p
@@ -234,16 +250,7 @@ if [ "${ARCH:-x86}" = x86 ] && [ -x "$install/coarse_stat/t_suspend" ] &&
 			done
 			report 2' t_suspend "$install/coarse_stat/t_suspend" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
-	# TAP: every result counts; a skip or no totals line is a failure here.
-	p=$(grep -cE '^ok [0-9]+ ' "$out")
-	f=$(grep -cE '^not ok [0-9]+ ' "$out")
-	pass=$((pass + p))
-	fail=$((fail + f))
-	[ "$f" = 0 ] || failed+=("suspend: $f failed (see $out)")
-	if ! grep -qE '^# Totals: pass:[0-9]+ fail:[0-9]+ xfail:0 xpass:0 skip:0 error:0' "$out"; then
-		fail=$((fail + 1))
-		failed+=("suspend: t_suspend did not run to its end, or skipped (see $out)")
-	fi
+	add_own_tap suspend t_suspend "$out"
 	kernel_status "$rc" "the suspend guest" "$outdir/vm-suspend/console.log"
 	echo "== suspend to RAM: $((SECONDS - start)) s"
 fi
@@ -262,15 +269,7 @@ if [ "${ARCH:-x86}" = x86 ] && [ -x "$install/coarse_stat/t_isolated" ] &&
 		"$top/scripts/vm.sh" --kernel "${VM_KERNEL:-$kbuild/$image}" --append "nohz_full=2-3" -- \
 		"$install/coarse_stat/t_isolated" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
-	p=$(grep -cE '^ok [0-9]+ ' "$out")
-	f=$(grep -cE '^not ok [0-9]+ ' "$out")
-	pass=$((pass + p))
-	fail=$((fail + f))
-	[ "$f" = 0 ] || failed+=("isolated: $f failed (see $out)")
-	if ! grep -qE '^# Totals: pass:[0-9]+ fail:[0-9]+ xfail:0 xpass:0 skip:0 error:0' "$out"; then
-		fail=$((fail + 1))
-		failed+=("isolated: t_isolated did not run to its end, or skipped (see $out)")
-	fi
+	add_own_tap isolated t_isolated "$out"
 	kernel_status "$rc" "the isolated-CPU guest" "$outdir/vm-isolated/console.log"
 	echo "== isolated CPUs: $((SECONDS - start)) s"
 fi
