@@ -11,6 +11,10 @@
 #  - kernel-doc -none -Wall on the .c/.h files the series adds
 #  - make htmldocs SPHINXDIRS=<the directories of the .rst files it adds>:
 #    no warning about our files (without Sphinx: rst2html, docutils alone)
+#  - reader-loop: the thread page's reader loop of the UAPI header's top
+#    comment is written out line for line in coarse_stat.rst and in
+#    man/man7/coarse_stat.7 ('scripts/lint.sh reader-loop' runs only this
+#    check; LINUX= and MAN_DIR= point it at other copies)
 #  - sparse (C=1) and W=1 on the kernel objects of the .c files the series
 #    adds (no finding allowed) and changes (no finding that the same object
 #    does not have at base: warnings are compared without line numbers);
@@ -49,6 +53,66 @@ note() { echo "lint: $*"; }
 
 # Read-only git on the kernel tree (no index refresh written).
 g() { git --no-optional-locks -C "$src" "$@"; }
+
+# --- reader loop ----------------------------------------------------------
+# The raw reader loop of the thread page (from "do {" to its "} while" line)
+# is written out three times: in the top comment of the UAPI header, the
+# reference, in the rst, and in coarse_stat.7.  They must be the same lines
+# in the same order.
+reader_loop_end='} while ((seq & 1) || seq != READ_ONCE(page->seq));'
+
+# reader_loop FILE c|rst|man: the first block of FILE from a "do {" line to
+# the loop's "} while" line, as plain text: without a comment's " *" prefix
+# (c) or the man escapes (man), each leading tab as four spaces, less the
+# indentation of the "do {" line.  Nothing if FILE has no such block.
+reader_loop() {
+	END=$reader_loop_end perl -ne '
+		BEGIN { $kind = shift @ARGV; $end = $ENV{END} }
+		chomp;
+		s/^ \*(?=\t| |$)// if $kind eq "c";
+		if ($kind eq "man") {
+			s/\\\(aq/\x27/g; s/\\\(dq/"/g; s/\\\(ti/~/g; s/\\\(ha/^/g;
+			s/\\\(rs/\\/g; s/\\-/-/g; s/\\&//g; s/\\e/\\/g;
+		}
+		1 while s/^( *)\t/$1    /;
+		s/\s+$//;
+		(my $t = $_) =~ s/^\s+//;
+		if ($t eq "do {") { @b = (); ($ind) = /^( *)/; $in = 1 }
+		next unless $in;
+		s/^$ind//;
+		push @b, $_;
+		if ($t eq $end) { print "$_\n" for @b; exit }' "$2" "$1"
+}
+
+# reader_loop_check: one result, the copies compared with the header's.
+reader_loop_check() {
+	local h=include/uapi/linux/coarse_stat.h r=Documentation/userspace-api/coarse_stat.rst
+	local m=${MAN_DIR:-$top/man}/man7/coarse_stat.7 ref out f rc=0
+
+	if [ "$BASE" != 7.3 ]; then
+		note "BASE=$BASE: reader-loop not checked (the man pages and the rst follow the $BASE series' own text)"
+		return
+	fi
+	ref=$(reader_loop "$src/$h" c)
+	if [ -z "$ref" ]; then
+		echo "lint: no reader loop (\"do {\" ... \"$reader_loop_end\") in $src/$h"
+		rc=1
+	else
+		for f in "$src/$r:rst" "$m:man"; do
+			out=$(reader_loop "${f%:*}" "${f##*:}")
+			[ -n "$out" ] || { echo "lint: no reader loop in ${f%:*}"; rc=1; continue; }
+			diff -u --label "$h" --label "${f%:*}" <(echo "$ref") <(echo "$out") || rc=1
+		done
+	fi
+	result "reader-loop: the reader loop of $h is the same in ${r##*/} and ${m##*/}" $rc
+}
+
+if [ "${1:-}" = reader-loop ]; then
+	reader_loop_check
+	echo "$pass passed, $fail failed"
+	[ "$fail" = 0 ]
+	exit
+fi
 
 [ -x "$src/scripts/checkpatch.pl" ] || { echo "lint: no $src/scripts/checkpatch.pl (make linux$base_make)" >&2; exit 1; }
 g rev-parse -q --verify base >/dev/null || { echo "lint: $src has no 'base' tag" >&2; exit 1; }
@@ -200,6 +264,9 @@ else
 		result "make htmldocs SPHINXDIRS=\"$dirs\": no warning about our files ($((SECONDS - t)) s)" $rc
 	fi
 fi
+
+# --- reader loop ----------------------------------------------------------
+reader_loop_check
 
 # --- sparse and W=1 -------------------------------------------------------
 # The kernel objects of C files: those that a Makefile in their directory

@@ -339,8 +339,9 @@ coarse_stat kernel series (an RFC, not yet merged; proposed for Linux
 7.4).  PR_COARSE_STAT_THREAD returns a close-on-exec file descriptor
 for a read-only page, kept current by the scheduler, saying where the
 calling thread's wall time went since the call (on CPU, runnable,
-sleeping, in uninterruptible sleep, in I/O wait); PR_COARSE_STAT_CPU one
-for a page with the CPU lines of /proc/stat in nanoseconds.
+sleeping, in uninterruptible sleep, in I/O wait).  The series' CPU page,
+the CPU lines of /proc/stat in nanoseconds, is the file
+/proc/coarse_stat_cpu, which coarse_stat(7) documents.
 
 Document the operation, the page layout by reference to
 <linux/coarse_stat.h>, the lifecycle, and the errors of prctl(2), mmap(2)
@@ -366,8 +367,9 @@ x32 and i386; version LINUX_2.6), __kernel_csf_snap() and __kernel_csf_cpu_snap(
 arm64 (version LINUX_2.6.39).  They are not libc functions: glibc has no
 wrappers, and man-pages documents vDSO-only symbols in vdso(7).  Add an
 overview page in section 7 (like vdso(7)) with the pages, the read
-protocol and the functions' prototypes and return values, and list the
-functions in vdso(7)'s aarch64, i386 and x86-64/x32 tables.
+protocol, the CPU page's file /proc/coarse_stat_cpu and the functions'
+prototypes and return values, and list the functions in vdso(7)'s
+aarch64, i386 and x86-64/x32 tables.
 
 Signed-off-by: $man_sender
 EOF
@@ -389,12 +391,14 @@ well; they are not meant to be applied before the kernel side is merged,
 and the HISTORY sections say "Not yet merged (proposed for Linux 7.4)"
 with a FIXME comment until then.
 
-- PR_COARSE_STAT(2const): prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD
-  or PR_COARSE_STAT_CPU, 0, 0, 0) returns a file descriptor for a read-only
-  page: where the calling thread\x27s time went (on CPU, runnable, sleeping,
-  uninterruptible, I\/O wait), kept current by the scheduler; or the CPU
-  lines of \/proc\/stat in nanoseconds.  Added to prctl(2)\x27s list.
-- coarse_stat(7): the pages, the read protocol, and the vDSO functions
+- PR_COARSE_STAT(2const): prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD,
+  0, 0, 0) returns a file descriptor for a read-only page: where the
+  calling thread\x27s time went (on CPU, runnable, sleeping,
+  uninterruptible, I\/O wait), kept current by the scheduler.  Added to
+  prctl(2)\x27s list.
+- coarse_stat(7): the pages (the CPU page, the CPU lines of \/proc\/stat
+  in nanoseconds, is the file \/proc\/coarse_stat_cpu), the read
+  protocol, and the vDSO functions
   __vdso_csf_snap()\/__vdso_csf_cpu_snap() (x86) and
   __kernel_csf_snap()\/__kernel_csf_cpu_snap() (arm64), which are not libc
   functions; listed in vdso(7)\x27s tables.
