@@ -50,6 +50,13 @@ if [ -n "$attr" ]; then
 fi
 
 # C99's _Pragma operator is not a CamelCase name anyone chose (6.12's patch 7).
+# codespell's dictionary has "iput->input"; iput() is the VFS's.
+iput=$(grep -c "^WARNING:TYPO_SPELLING: 'iput' may be misspelled - perhaps 'input'?$" <<<"$out")
+if [ "$iput" != 0 ]; then
+	echo "checkpatch: ${patch##*/}: $iput TYPO_SPELLING on iput (the VFS function, not input): accepted"
+	out=$(drop "^WARNING:TYPO_SPELLING: 'iput' may be misspelled")
+fi
+
 prag=$(grep -c '^CHECK:CAMELCASE: Avoid CamelCase: <_Pragma>$' <<<"$out")
 if [ "$prag" != 0 ]; then
 	echo "checkpatch: ${patch##*/}: $prag CAMELCASE on _Pragma (C99's pragma operator): accepted"
