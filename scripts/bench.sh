@@ -116,6 +116,11 @@ if [ "${1:-}" = --guest ]; then
 	[ -x "$bin" ] || { echo "bench: no $bin" >&2; exit 1; }
 	wait_tsc
 	echo "bench: $(uname -r), clocksource $(cat "$cs")"
+	# What of the built-in mitigations the guest's CPU made the kernel use.
+	for v in /sys/devices/system/cpu/vulnerabilities/*; do
+		[ -r "$v" ] && echo "bench: vulnerabilities: ${v##*/}: $(cat "$v")"
+	done
+	echo "bench: preempt $(cat /sys/kernel/debug/sched/preempt 2>/dev/null || echo '?')"
 	"$bin" -t "$@" | tee "$out.tmp"
 	rc=${PIPESTATUS[0]}
 	[ "$rc" = 0 ] && mv "$out.tmp" "$out"
