@@ -11,7 +11,9 @@
 #					(every kernel's latest run there)
 #   scripts/bench-bpf.sh --guest OUT BIN ROUNDS REPS
 #					(in the guest) BIN check > OUT.check,
-#					BIN bench > OUT.tsv
+#					BIN --tuned check > OUT.tuned.check,
+#					BIN --tuned --live check > OUT.live.check,
+#					BIN --tuned bench > OUT.tsv
 #
 # Each kernel is booted twice: under QEMU -icount (VM_ICOUNT=1, one ns and
 # one TSC tick per guest instruction: the instruction counts) and without
@@ -20,6 +22,9 @@
 # repetitions, the least) on 1 CPU and 2, BPF not loaded, with
 # kernel.sched_schedstats=1, loaded with no thread, another thread or both
 # registered, and on the patched kernel both registered with the series;
+# then the tuned BPF version (bench/bpf/cs_bpf_tuned.bpf.c, issue 39) in the
+# same run: loaded with its links detached (nobody registered), another
+# thread or both registered, without and with its wakeup program (live);
 # then the cost of one read (BPF page, schedstat, taskstats, the series'
 # csf_thread_snap(), rdtscp).  The kernels are not built here: the lead
 # builds them (scripts/bench.sh BENCH_O2=1).
@@ -67,7 +72,11 @@ bench_bpf_guest() {
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 	"$bin" check >"$out.check" 2>&1 || rc=1
 	cat "$out.check"
-	"$bin" bench -i "$rounds" -r "$reps" >"$out.tsv.tmp" 2>"$out.err" || rc=1
+	"$bin" --tuned check >"$out.tuned.check" 2>&1 || rc=1
+	cat "$out.tuned.check"
+	"$bin" --tuned --live check >"$out.live.check" 2>&1 || rc=1
+	cat "$out.live.check"
+	"$bin" --tuned bench -i "$rounds" -r "$reps" >"$out.tsv.tmp" 2>"$out.err" || rc=1
 	cat "$out.tsv.tmp" "$out.err"
 	mv "$out.tsv.tmp" "$out.tsv"
 	return $rc
@@ -93,7 +102,8 @@ bench_bpf_run() {
 		for mode in icount wall; do
 			[ "$mode" = wall ] && [ "${BENCH_BPF_WALL:-1}" = 0 ] && continue
 			echo "bench-bpf: $label, $mode" >&2
-			rm -f "$vmdir/out.tsv" "$vmdir/out.check" "$vmdir/out.err"
+			rm -f "$vmdir/out.tsv" "$vmdir/out.check" "$vmdir/out.err" \
+				"$vmdir/out.tuned.check" "$vmdir/out.live.check"
 			if [ "$mode" = icount ]; then
 				VM_ICOUNT=1 VM_DEBUG=0 VM_KERNEL=$kernel VM_DIR=$vmdir \
 					"$top/scripts/vm.sh" -- "$top/scripts/bench-bpf.sh" --guest \
@@ -105,7 +115,7 @@ bench_bpf_run() {
 			fi
 			r=$?
 			[ "$r" = 0 ] || { echo "bench-bpf: $label $mode: guest status $r" >&2; rc=1; }
-			for f in tsv check err; do
+			for f in tsv check tuned.check live.check err; do
 				[ -f "$vmdir/out.$f" ] && cp "$vmdir/out.$f" "$bpf_work/$label-$mode.$f"
 			done
 			cp "$vmdir/console.log" "$bpf_work/$label-$mode.console.log" 2>/dev/null
@@ -117,7 +127,7 @@ bench_bpf_run() {
 # results.tsv (every row of every boot, prefixed by kernel and mode) and
 # results.md (the tables).
 bench_bpf_report() {
-	local f label mode tsv=$bpf_out/results.tsv md=$bpf_out/results.md
+	local f label mode c ext id what tsv=$bpf_out/results.tsv md=$bpf_out/results.md
 
 	mkdir -p "$bpf_out"
 	{
@@ -131,16 +141,25 @@ bench_bpf_report() {
 				'/^#meta/ { print k, m, "meta", $2, "-", $3, "-", "-", "-", "-"; next }
 				 /^#/ { next }
 				 NF >= 8 { print k, m, $0 }' "$f"
-			f=${f%.tsv}.check
-			[ -f "$f" ] && awk -F'\t' -v k="$label" -v m="$mode" -v OFS='\t' '
-				/^ok - / { p++ } /^not ok - / { n++ }
-				END { print k, m, "check", "cs_bpf_check", "passed/failed", p + 0, n + 0, "-", "-", "cs_bpf check" }' "$f"
+			for c in check:cs_bpf_check:"cs_bpf check" \
+				 tuned.check:cs_bpf_tuned_check:"cs_bpf --tuned check" \
+				 live.check:cs_bpf_live_check:"cs_bpf --tuned --live check"; do
+				ext=${c%%:*}
+				id=${c#*:}
+				what=${id#*:}
+				id=${id%%:*}
+				[ -f "${f%.tsv}.$ext" ] && awk -F'\t' -v k="$label" -v m="$mode" -v OFS='\t' \
+					-v id="$id" -v what="$what" '
+					/^ok - / { p++ } /^not ok - / { n++ }
+					END { print k, m, "check", id, "passed/failed", p + 0, n + 0, "-", "-", what }' \
+					"${f%.tsv}.$ext"
+			done
 		done
 	} >"$tsv"
 	awk -F'\t' -v rounds="$bpf_rounds" -v reps="$bpf_reps" '
 		NR == 1 { next }
 		$3 == "meta" { meta[$1 "," $2 "," $4] = $6; next }
-		$3 == "check" { chk[$1 "," $2] = $6 " passed, " $7 " failed"; kern[$1] = 1; next }
+		$3 == "check" { chk[$1 "," $2 "," $4] = $6 " passed, " $7 " failed"; kern[$1] = 1; next }
 		{
 			key = $1 "," $2 "," $3 "," $4
 			v[key] = $6
@@ -172,7 +191,12 @@ bench_bpf_report() {
 			print "Kernels: the O2 bench kernels (scripts/o2.config): \"base\" unpatched,"
 			print "\"patched\" with the series.  BPF: bench/bpf/cs_bpf.bpf.c (tp_btf on"
 			print "sched_switch, sched_wakeup, sched_migrate_task; task storage by pidfd;"
-			print "a BPF_F_MMAPABLE array of per-slot pages read under a sequence count)."
+			print "a BPF_F_MMAPABLE array of per-slot pages read under a sequence count)"
+			print "and its tuned version bench/bpf/cs_bpf_tuned.bpf.c (issue 39: sched_switch"
+			print "and sched_process_exec only, sched_wakeup only for the live view; the"
+			print "task->bpf_storage test before any helper call; run-queue time from"
+			print "sched_info and rq->clock; links attached only while a thread is"
+			print "registered), measured in the same boots."
 			print ""
 			print "## Futex ping-pong, guest instructions per round trip (QEMU -icount)"
 			print ""
@@ -203,7 +227,13 @@ bench_bpf_report() {
 			print "lookups per switch); bpf_reg = both registered; series_unreg = the series,"
 			print "another thread registered (its static key on), the pair not; series_reg = the"
 			print "series, both registered (the last two on the patched kernel only, BPF not"
-			print "loaded)."
+			print "loaded).  The tuned version: tuned_none = loaded, nobody registered, so its"
+			print "links are detached (the tracepoints off: the counterpart of the static key of the series"
+			print "off); tuned_unreg = another thread registered, links attached, the pair not"
+			print "(the cost every other switch of the system pays: dispatch and the"
+			print "task->bpf_storage test); tuned_reg = both registered (the accounting of the"
+			print "registered threads themselves); tuned_live_* = the same with the wakeup program attached"
+			print "(the cross-thread live view)."
 			print ""
 			print "## The cost of one read from user space"
 			print ""
@@ -228,16 +258,20 @@ bench_bpf_report() {
 			print ""
 			print "## cs_bpf check"
 			print ""
-			print "| kernel | boot | result |"
-			print "|---|---|---|"
+			print "| kernel | boot | version | result |"
+			print "|---|---|---|---|"
+			split("cs_bpf_check cs_bpf_tuned_check cs_bpf_live_check", cids, " ")
+			split("first (cs_bpf check)|tuned (cs_bpf --tuned check)|tuned, live (cs_bpf --tuned --live check)", cnames, "|")
 			for (i = 1; i <= nk; i++)
 				for (m = 0; m < 2; m++) {
 					md = m ? "wall" : "icount"
-					if ((kl[i] "," md) in chk)
-						print "| " kl[i] " | " md " | " chk[kl[i] "," md] " |"
+					for (c = 1; c <= 3; c++)
+						if ((kl[i] "," md "," cids[c]) in chk)
+							print "| " kl[i] " | " md " | " cnames[c] " | " chk[kl[i] "," md "," cids[c]] " |"
 				}
 			print ""
-			print "Per boot, the checks are in build/bench-bpf/KERNEL-BOOT.check."
+			print "Per boot, the checks are in build/bench-bpf/KERNEL-BOOT.check (the tuned"
+			print "version: in KERNEL-BOOT.tuned.check and KERNEL-BOOT.live.check)."
 			print ""
 			print "## How the BPF version works"
 			print ""
@@ -255,6 +289,15 @@ bench_bpf_report() {
 			print "- Time: bpf_ktime_get_ns() (CLOCK_MONOTONIC); the reader extrapolates the"
 			print "  current state with clock_gettime(CLOCK_MONOTONIC), splitting a sleep at the"
 			print "  wakeup stamp, as the vDSO of the series does with the cycle counter."
+			print ""
+			print "## How the tuned version differs"
+			print ""
+			print "See Documentation/bench/bpf/tuned.md: only sched_switch and"
+			print "sched_process_exec attached (sched_wakeup for the live view), the"
+			print "task->bpf_storage test before any helper call, the run-queue time from"
+			print "sched_info and rq->clock, counts from the task, the sequence count closed by"
+			print "a plain store after a compiler barrier (x86-64 only), links attached only"
+			print "while a thread is registered, registration through bpffs-pinned maps."
 			print ""
 			for (i = 1; i <= nk; i++)
 				if ((kl[i] ",icount,kernel") in meta)

@@ -3,13 +3,21 @@
  * cs_bpf: loader, checks and benchmark of the BPF version of the coarse_stat
  * thread page (cs_bpf.bpf.c; project issue 26, not part of the series).
  *
- *   cs_bpf check [--break-wakeup]	correctness checks, TAP-like, last line
+ *   cs_bpf [--tuned [--live]] check [--break-wakeup]
+ *					correctness checks, TAP-like, last line
  *					"N passed, N failed"; --break-wakeup
  *					loads the programs without the wakeup
- *					stamp (a check must then fail)
- *   cs_bpf bench [-i ROUNDS] [-r REPS]	futex ping-pong (cs_bench -i's) in the
+ *					stamp (tuned: without the run-queue time
+ *					from sched_info), a check must then fail
+ *   cs_bpf [--tuned] bench [-i ROUNDS] [-r REPS]
+ *					futex ping-pong (cs_bench -i's) in the
  *					states below, and the cost of one read;
  *					a TSV on stdout
+ *
+ * --tuned: the tuned version (cs_bpf_tuned.bpf.c, issue 39): for check,
+ * instead of the first one; for bench, its states measured after the first
+ * version's in the same run.  --live: the tuned version with its wakeup
+ * program, for the cross-thread view.
  *
  * bench states, each on 1 CPU (both threads pinned to the first CPU) and 2:
  *   base		BPF not loaded
@@ -17,6 +25,11 @@
  *   bpf_none		loaded, no thread registered (the global count is 0)
  *   bpf_unreg		loaded, another thread registered, the pair not
  *   bpf_reg		loaded, both threads of the pair registered
+ *   tuned_none		(--tuned) the tuned version loaded, no thread
+ *			registered: its links detached
+ *   tuned_unreg		another thread registered (links attached), the pair not
+ *   tuned_reg		both threads of the pair registered
+ *   tuned_live_unreg, tuned_live_reg	the same with the wakeup program
  *   series_unreg	(patched kernel only) BPF not loaded, another thread
  *			registered with the series (its static key on), the pair not
  *   series_reg		(patched kernel only) both registered with the series
@@ -41,12 +54,18 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <grp.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <linux/futex.h>
+#include <linux/magic.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/taskstats.h>
@@ -54,6 +73,7 @@
 #include <bpf/libbpf.h>
 #include "cs_bpf.h"
 #include "cs_bpf.skel.h"
+#include "cs_bpf_tuned.skel.h"
 #include "../pingpong.h"
 /* The series' user library (linux/tools/lib/coarse_stat), read-only. */
 #include "coarse_stat.h"
@@ -71,6 +91,21 @@ static struct cs_bpf *skel;
 static int pages_fd = -1, regs_fd = -1;
 static const char *pages_map;		/* mmap()ed read-only, all slots */
 static int next_slot;
+
+/*
+ * The tuned version: its skeleton, and its links, attached at the first
+ * registration and destroyed when the last one goes (users_get(),
+ * users_put()).  Here the loader is this program and counts its own
+ * threads; a daemon holding the links would count the registrations it
+ * hands out (and those the exec program ended: nr_exec_ended).
+ */
+static bool tuned, live;
+static struct cs_bpf_tuned *tskel;
+static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
+static int nr_users;
+#define NR_TLINKS	3
+static struct bpf_link *tlinks[NR_TLINKS];
+static __u32 tlink_ids[NR_TLINKS];
 
 /* --- clocks ---------------------------------------------------------------- */
 
@@ -119,11 +154,116 @@ static int libbpf_quiet(enum libbpf_print_level lvl, const char *fmt, va_list ap
 	return vfprintf(stderr, fmt, ap);
 }
 
+static int map_pages(void)
+{
+	pages_map = mmap(NULL, (size_t)CS_BPF_MAX_SLOTS * CS_BPF_PAGE_SIZE, PROT_READ,
+			 MAP_SHARED, pages_fd, 0);
+	if (pages_map == MAP_FAILED) {
+		fprintf(stderr, "cs_bpf: mmap of the pages: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The tuned version: loaded, not attached (no thread registered yet). */
+static int tuned_load(bool break_runq)
+{
+	int err;
+
+	tskel = cs_bpf_tuned__open();
+	if (!tskel) {
+		fprintf(stderr, "cs_bpf: open (tuned): %s\n", strerror(errno));
+		return -1;
+	}
+	tskel->rodata->break_runq = break_runq;
+	err = cs_bpf_tuned__load(tskel);
+	if (err) {
+		fprintf(stderr, "cs_bpf: load (tuned): %s\n", strerror(-err));
+		cs_bpf_tuned__destroy(tskel);
+		tskel = NULL;
+		return -1;
+	}
+	pages_fd = bpf_map__fd(tskel->maps.pages);
+	regs_fd = bpf_map__fd(tskel->maps.regs);
+	if (map_pages()) {
+		cs_bpf_tuned__destroy(tskel);
+		tskel = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static void tuned_detach(void)
+{
+	int i;
+
+	for (i = 0; i < NR_TLINKS; i++) {
+		bpf_link__destroy(tlinks[i]);
+		tlinks[i] = NULL;
+	}
+}
+
+/* sched_switch and sched_process_exec always; sched_wakeup for --live. */
+static int tuned_attach(void)
+{
+	struct bpf_program *progs[NR_TLINKS] = {
+		tskel->progs.cs_switch, tskel->progs.cs_exec,
+		live ? tskel->progs.cs_wakeup : NULL,
+	};
+	struct bpf_link_info info;
+	__u32 len;
+	int i, err;
+
+	for (i = 0; i < NR_TLINKS; i++) {
+		tlink_ids[i] = 0;
+		if (!progs[i])
+			continue;
+		tlinks[i] = bpf_program__attach(progs[i]);
+		if (!tlinks[i]) {
+			err = errno;
+			fprintf(stderr, "cs_bpf: attach %s: %s\n", bpf_program__name(progs[i]),
+				strerror(err));
+			tuned_detach();
+			errno = err;
+			return -1;
+		}
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(bpf_link__fd(tlinks[i]), &info, &len))
+			tlink_ids[i] = info.id;
+	}
+	return 0;
+}
+
+static int users_get(void)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&users_lock);
+	if (nr_users == 0)
+		rc = tuned_attach();
+	if (!rc)
+		nr_users++;
+	pthread_mutex_unlock(&users_lock);
+	return rc;
+}
+
+static void users_put(void)
+{
+	pthread_mutex_lock(&users_lock);
+	if (--nr_users == 0)
+		tuned_detach();
+	pthread_mutex_unlock(&users_lock);
+}
+
 static int bpf_load(bool break_wakeup)
 {
 	int err;
 
 	libbpf_set_print(libbpf_quiet);
+	next_slot = 0;
+	if (tuned)
+		return tuned_load(break_wakeup);
 	skel = cs_bpf__open();
 	if (!skel) {
 		fprintf(stderr, "cs_bpf: open: %s\n", strerror(errno));
@@ -154,6 +294,12 @@ static int bpf_load(bool break_wakeup)
 
 static void bpf_unload(void)
 {
+	if (tskel) {
+		tuned_detach();
+		munmap((void *)pages_map, (size_t)CS_BPF_MAX_SLOTS * CS_BPF_PAGE_SIZE);
+		cs_bpf_tuned__destroy(tskel);
+		tskel = NULL;
+	}
 	if (!skel)
 		return;
 	munmap((void *)pages_map, (size_t)CS_BPF_MAX_SLOTS * CS_BPF_PAGE_SIZE);
@@ -166,6 +312,36 @@ struct reg {
 	int	slot;
 	const struct cs_bpf_page *pg;
 };
+
+/*
+ * The tuned version's task storage value for the calling thread: its
+ * sched_info.run_delay (/proc/thread-self/schedstat, second field) and
+ * se.nr_migrations (/proc/thread-self/sched) now, the bases of the
+ * switch-in's run-queue time and migration count.
+ */
+static void treg_init(struct cs_bpf_treg *v, int slot)
+{
+	char line[256];
+	unsigned long long a, b;
+	FILE *f;
+
+	memset(v, 0, sizeof(*v));
+	v->slot = slot;
+	v->run_delay = CS_BPF_RUN_DELAY_UNKNOWN;
+	f = fopen("/proc/thread-self/schedstat", "r");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &a, &b) == 2)
+			v->run_delay = b;
+		fclose(f);
+	}
+	f = fopen("/proc/thread-self/sched", "r");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "se.nr_migrations : %llu", &a) == 1)
+				v->nr_migrations = a;
+		fclose(f);
+	}
+}
 
 /*
  * Register the calling thread: its page first (the programs do not touch it
@@ -193,10 +369,22 @@ static int reg_self(struct reg *r)
 	init.pg.start_ns = init.pg.last_switch_ns = now_ns();
 	if (bpf_map_update_elem(pages_fd, &slot, &init, BPF_ANY))
 		return -1;
-	v.slot = slot;
-	if (bpf_map_update_elem(regs_fd, &r->pidfd, &v, BPF_NOEXIST))
-		return -1;
-	__atomic_fetch_add(&skel->bss->nr_registered, 1, __ATOMIC_RELAXED);
+	if (tuned) {
+		struct cs_bpf_treg tv;
+
+		treg_init(&tv, slot);
+		if (bpf_map_update_elem(regs_fd, &r->pidfd, &tv, BPF_NOEXIST))
+			return -1;
+		if (users_get()) {
+			bpf_map_delete_elem(regs_fd, &r->pidfd);
+			return -1;
+		}
+	} else {
+		v.slot = slot;
+		if (bpf_map_update_elem(regs_fd, &r->pidfd, &v, BPF_NOEXIST))
+			return -1;
+		__atomic_fetch_add(&skel->bss->nr_registered, 1, __ATOMIC_RELAXED);
+	}
 	r->slot = slot;
 	r->pg = (const struct cs_bpf_page *)(pages_map + (size_t)slot * CS_BPF_PAGE_SIZE);
 	return 0;
@@ -208,7 +396,10 @@ static void unreg_self(struct reg *r)
 		return;
 	if (r->pg) {
 		bpf_map_delete_elem(regs_fd, &r->pidfd);
-		__atomic_fetch_sub(&skel->bss->nr_registered, 1, __ATOMIC_RELAXED);
+		if (tuned)
+			users_put();
+		else
+			__atomic_fetch_sub(&skel->bss->nr_registered, 1, __ATOMIC_RELAXED);
 	}
 	close(r->pidfd);
 	r->pidfd = -1;
@@ -572,6 +763,9 @@ struct split {
 	struct snap a, b;
 	uint64_t wake_stamp;
 	int err;
+	const struct cs_bpf_page *pg;	/* the waiter's page */
+	struct snap pre, mid;		/* tuned: the waker's reads of it before
+					 * the wakeup and mid-hold */
 };
 
 static void *split_waiter(void *data)
@@ -586,6 +780,7 @@ static void *split_waiter(void *data)
 		return NULL;
 	}
 	snap_read(r.pg, &sp->a);
+	sp->pg = r.pg;
 	__atomic_store_n(&sp->ready, 1, __ATOMIC_RELEASE);
 	futex_wake(&sp->ready);
 	while (__atomic_load_n(&sp->word, __ATOMIC_ACQUIRE) == 0)
@@ -622,9 +817,16 @@ static void check_wakeup_split(void)
 		       strerror(sp.err));
 		return;
 	}
+	if (tuned)
+		snap_read(sp.pg, &sp.pre);
 	sp.t_wake = now_ns();
 	__atomic_store_n(&sp.word, 1, __ATOMIC_RELEASE);
 	futex_wake(&sp.word);
+	if (tuned) {
+		/* Another thread's view of the waiter, woken and queued. */
+		spin_until(sp.t_wake + HOLD_NS / 2);
+		snap_read(sp.pg, &sp.mid);
+	}
 	spin_until(sp.t_wake + HOLD_NS);
 	sp.t_release = now_ns();
 	sched_setscheduler(0, SCHED_OTHER, &other);
@@ -655,6 +857,212 @@ static void check_wakeup_split(void)
 	       rq <= (int64_t)(sp.b.now - sp.t_wake),
 	       "run queue %.3f ms, the waker held the CPU %.3f ms, wakeup to the waiter's snapshot %.3f ms",
 	       rq / 1e6, (sp.t_release - sp.t_wake) / 1e6, (sp.b.now - sp.t_wake) / 1e6);
+	if (!tuned)
+		return;
+	/*
+	 * The trade of the tuned version's self mode: with the wakeup program
+	 * (--live) another thread sees the waiter on the run queue while it
+	 * waits; without it, asleep until it runs (then the switch-in splits
+	 * the time right, the checks above).
+	 */
+	rq = D(&sp.mid, &sp.pre, bucket_ns[CS_BPF_RUNQ]);
+	sl = D(&sp.mid, &sp.pre, bucket_ns[CS_BPF_SLEEP]);
+	want_sl = (int64_t)(sp.mid.now - sp.t_wake);
+	if (live)
+		result("live view: another thread reads the woken, queued waiter as on the run queue",
+		       rq >= want_sl - 1000000 && rq <= want_sl,
+		       "run queue %.3f ms, the waker's wakeup to its read %.3f ms (-1 .. 0 ms)",
+		       rq / 1e6, want_sl / 1e6);
+	else
+		result("self mode: another thread reads the woken, queued waiter as asleep (no wakeup program)",
+		       rq == 0 && sl == (int64_t)(sp.mid.now - sp.pre.now),
+		       "run queue %.3f ms, sleep %.3f ms of the %.3f ms between the waker's reads",
+		       rq / 1e6, sl / 1e6, (sp.mid.now - sp.pre.now) / 1e6);
+}
+
+/*
+ * Tuned: registration by an unprivileged process through the maps pinned
+ * in bpffs, and its end at exec.  The loader (here) pins the maps, mode
+ * 0666 for the test (a deployment would give them to a group), and hands
+ * out the slot; a child drops to nobody with no capabilities, checks that
+ * it may not create a map, and registers itself with the pinned maps
+ * alone, reads its page over a sleep, then execs: the sched_process_exec
+ * program must delete its storage.
+ */
+#define PIN_DIR		"/sys/fs/bpf/cs_bpf_tuned"
+
+struct unpriv_res {
+	int err;		/* errno of the failed step, 0 */
+	int step;
+	int create_errno;	/* bpf_map_create()'s, unprivileged */
+	uid_t uid;
+	int64_t sleep, sum_diff, wall;
+};
+
+static void unpriv_child(int slot, int out, int go)
+{
+	struct unpriv_res res = { 0 };
+	struct cs_bpf_slot init;
+	struct cs_bpf_treg v;
+	struct timespec ts = { 0, 50000000 };
+	const struct cs_bpf_page *pg;
+	const char *map;
+	struct snap a, b;
+	int rfd, pfd, pidfd, fd;
+	char c;
+
+#define STEP(n, cond) do { res.step = (n); if (!(cond)) { res.err = errno ? errno : EINVAL; goto out; } } while (0)
+	STEP(1, !setgroups(0, NULL) && !setresgid(65534, 65534, 65534) &&
+		!setresuid(65534, 65534, 65534));
+	res.uid = geteuid();
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+	res.create_errno = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	STEP(2, (rfd = bpf_obj_get(PIN_DIR "/regs")) >= 0);
+	STEP(3, (pfd = bpf_obj_get(PIN_DIR "/pages")) >= 0);
+	STEP(4, (pidfd = syscall(SYS_pidfd_open, getpid(), 0)) >= 0);
+	memset(&init, 0, sizeof(init));
+	init.pg.tid = gettid_();
+	init.pg.cpu = sched_getcpu();
+	init.pg.state = CS_BPF_ONCPU;
+	init.pg.start_ns = init.pg.last_switch_ns = now_ns();
+	STEP(5, !bpf_map_update_elem(pfd, &slot, &init, BPF_ANY));
+	treg_init(&v, slot);
+	STEP(6, !bpf_map_update_elem(rfd, &pidfd, &v, BPF_NOEXIST));
+	map = mmap(NULL, (size_t)CS_BPF_MAX_SLOTS * CS_BPF_PAGE_SIZE, PROT_READ, MAP_SHARED,
+		   pfd, 0);
+	STEP(7, map != MAP_FAILED);
+	pg = (const struct cs_bpf_page *)(map + (size_t)slot * CS_BPF_PAGE_SIZE);
+	snap_read(pg, &a);
+	nanosleep(&ts, NULL);
+	snap_read(pg, &b);
+	res.sleep = D(&b, &a, bucket_ns[CS_BPF_SLEEP]);
+	res.wall = (int64_t)b.wall;
+	res.sum_diff = (int64_t)(bsum(&b) - b.wall);
+	res.step = 0;
+out:
+#undef STEP
+	if (write(out, &res, sizeof(res)) != sizeof(res) || res.err)
+		_exit(1);
+	/* Registered: exec when the parent has seen the storage. */
+	if (read(go, &c, 1) != 1)
+		_exit(1);
+	execl("/bin/sleep", "sleep", "3", (char *)NULL);
+	_exit(1);
+}
+
+static void check_unpriv_exec(void)
+{
+	const char *n1 = "unprivileged registration through the bpffs-pinned maps";
+	const char *n2 = "exec ends the registration (sched_process_exec)";
+	int slot = __atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED);
+	int out[2], go[2], pidfd = -1, i, found_before, found_after = 1;
+	uint32_t ended0 = tskel->bss->nr_exec_ended, ended1;
+	struct unpriv_res res;
+	struct cs_bpf_treg v;
+	struct statfs sfs;
+	const struct cs_bpf_page *pg;
+	pid_t pid;
+	char c = 'x';
+
+	if (statfs("/sys/fs/bpf", &sfs) || sfs.f_type != BPF_FS_MAGIC) {
+		if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0755")) {
+			result(n1, false, "mount bpffs on /sys/fs/bpf: %s", strerror(errno));
+			return;
+		}
+	}
+	mkdir(PIN_DIR, 0755);
+	unlink(PIN_DIR "/regs");
+	unlink(PIN_DIR "/pages");
+	if (bpf_obj_pin(regs_fd, PIN_DIR "/regs") || bpf_obj_pin(pages_fd, PIN_DIR "/pages") ||
+	    chmod(PIN_DIR "/regs", 0666) || chmod(PIN_DIR "/pages", 0666)) {
+		result(n1, false, "pin in %s: %s", PIN_DIR, strerror(errno));
+		goto unpin;
+	}
+	if (pipe2(out, O_CLOEXEC) || pipe2(go, O_CLOEXEC)) {
+		result(n1, false, "pipe: %s", strerror(errno));
+		goto unpin;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(out[0]);
+		close(go[1]);
+		unpriv_child(slot, out[1], go[0]);
+	}
+	close(out[1]);
+	close(go[0]);
+	if (pid > 0)
+		pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pid < 0 || pidfd < 0 || read(out[0], &res, sizeof(res)) != sizeof(res)) {
+		result(n1, false, "fork/pidfd/child: %s", strerror(errno));
+		goto reap;
+	}
+	if (res.err) {
+		result(n1, false, "the child failed at step %d: %s", res.step, strerror(res.err));
+		goto reap;
+	}
+	result(n1, res.uid == 65534 && res.create_errno == EPERM &&
+	       res.sleep >= 50000000 && res.sleep < 60000000 &&
+	       res.sum_diff <= SUM_SLACK_NS && res.sum_diff >= -SUM_SLACK_NS,
+	       "uid %u, creating a map: %s; its page: a 50 ms sleep +%.3f ms, sum - wall %lld ns of %.3f ms",
+	       res.uid, strerror(res.create_errno), res.sleep / 1e6, (long long)res.sum_diff,
+	       res.wall / 1e6);
+	found_before = bpf_map_lookup_elem(regs_fd, &pidfd, &v) == 0;
+	/* Let it exec; the pipe's end closes at exec, the program runs right after. */
+	if (write(go[1], &c, 1) != 1 || read(out[0], &c, 1) != 0) {
+		result(n2, false, "the child did not exec");
+		goto reap;
+	}
+	for (i = 0; i < 100 && found_after; i++) {
+		found_after = bpf_map_lookup_elem(regs_fd, &pidfd, &v) == 0;
+		if (found_after)
+			usleep(10000);
+	}
+	ended1 = tskel->bss->nr_exec_ended;
+	pg = (const struct cs_bpf_page *)(pages_map + (size_t)slot * CS_BPF_PAGE_SIZE);
+	result(n2, found_before && !found_after && ended1 == ended0 + 1 && pg->tid == 0,
+	       "storage before exec %s, after %s; exec-ended registrations +%u; page tid %u",
+	       found_before ? "present" : "ABSENT", found_after ? "PRESENT" : "deleted",
+	       ended1 - ended0, pg->tid);
+reap:
+	close(out[0]);
+	close(go[1]);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+unpin:
+	unlink(PIN_DIR "/regs");
+	unlink(PIN_DIR "/pages");
+	rmdir(PIN_DIR);
+}
+
+/* Tuned: the links exist while a thread is registered, and only then. */
+static void check_links(bool want)
+{
+	int i, fd, n = 0, live_ids = 0;
+
+	for (i = 0; i < NR_TLINKS; i++) {
+		if (!tlink_ids[i])
+			continue;
+		n++;
+		fd = bpf_link_get_fd_by_id(tlink_ids[i]);
+		if (fd >= 0) {
+			live_ids++;
+			close(fd);
+		}
+	}
+	if (want)
+		result("links attached at the first registration", n == (live ? 3 : 2) &&
+		       live_ids == n, "%d links (sched_switch, sched_process_exec%s), %d found by id",
+		       n, live ? ", sched_wakeup" : "", live_ids);
+	else
+		result("links detached when the last registration went", n > 0 && live_ids == 0,
+		       "%d of the %d link ids still found", live_ids, n);
 }
 
 /* Migrations: a registered thread moved between two CPUs by affinity. */
@@ -755,12 +1163,31 @@ static void check_series(const struct reg *r)
 		futex_wait(&word, 0, 200000);
 	snap_read(r->pg, &b);
 	csf_thread_snap(&cb);
+	/*
+	 * The series (v4) stamps a wakeup where the waker issues it, before a
+	 * wakelist IPI to an idle CPU; BPF where the task is enqueued (the
+	 * sched_wakeup tracepoint, or sched_info.last_queued in the tuned
+	 * version).  The wakelist delay is run queue to the series and sleep
+	 * to BPF: compare sleep + run queue, and BPF's run queue as at most
+	 * the series'.
+	 */
 	for (i = 0; i < CS_BPF_NR_BUCKETS; i++) {
 		db = D(&b, &a, bucket_ns[i]);
-		dc = (int64_t)csf_cyc_to_ns(&cb.p.hdr, cb.p.bucket_cyc[i] - ca.p.bucket_cyc[i]);
-		/* the two snapshots of each end are a few microseconds apart */
-		if ((db > dc ? db - dc : dc - db) > dc / 100 + 200000)
+		dc = (int64_t)(cb.p.bucket_ns[i] - ca.p.bucket_ns[i]);
+		if (i == CS_BPF_RUNQ) {
+			if (db > dc + dc / 100 + 200000)
+				ok = 0;
+		} else if (i == CS_BPF_SLEEP) {
+			int64_t ds = db + D(&b, &a, bucket_ns[CS_BPF_RUNQ]);
+			int64_t cs = dc + (int64_t)(cb.p.bucket_ns[CS_BPF_RUNQ] -
+						    ca.p.bucket_ns[CS_BPF_RUNQ]);
+
+			if ((ds > cs ? ds - cs : cs - ds) > cs / 100 + 200000)
+				ok = 0;
+		} else if ((db > dc ? db - dc : dc - db) > dc / 100 + 200000) {
+			/* the two snapshots of each end are a few microseconds apart */
 			ok = 0;
+		}
 		len += snprintf(detail + len, sizeof(detail) - len, "%s %.3f/%.3f ms, ",
 				names[i], db / 1e6, dc / 1e6);
 	}
@@ -782,20 +1209,31 @@ static int cmd_check(bool break_wakeup)
 	struct reg r;
 
 	uname(&u);
-	printf("# cs_bpf check: %s, %d CPUs%s\n", u.release, ncpu,
-	       break_wakeup ? ", programs loaded WITHOUT the wakeup stamp (must fail)" : "");
+	printf("# cs_bpf check: %s, %d CPUs%s%s\n", u.release, ncpu,
+	       tuned ? (live ? ", the tuned version, live (with the wakeup program)" :
+			", the tuned version (self mode: no wakeup program)") : "",
+	       break_wakeup ? (tuned ? ", WITHOUT the run-queue time from sched_info (must fail)" :
+			       ", programs loaded WITHOUT the wakeup stamp (must fail)") : "");
 	if (bpf_load(break_wakeup)) {
 		result("the BPF programs load and attach", false, "see above");
 		printf("%d passed, %d failed\n", npass, nfail);
 		return 1;
 	}
-	result("the BPF programs load and attach", true, "tp_btf sched_switch, sched_wakeup, sched_migrate_task");
+	if (tuned)
+		result("the BPF programs load", true,
+		       "tp_btf sched_switch, sched_process_exec%s; attached at the first registration",
+		       live ? ", sched_wakeup" : "");
+	else
+		result("the BPF programs load and attach", true,
+		       "tp_btf sched_switch, sched_wakeup, sched_migrate_task");
 	if (reg_self(&r)) {
 		result("register the thread (task storage by pidfd)", false, "%s", strerror(errno));
 		printf("%d passed, %d failed\n", npass, nfail);
 		return 1;
 	}
 	result("register the thread (task storage by pidfd)", true, "slot %d", r.slot);
+	if (tuned)
+		check_links(true);
 	check_sum(&r, "at once");
 	check_sleep(&r);
 	check_futex_blocks(&r);
@@ -807,8 +1245,12 @@ static int cmd_check(bool break_wakeup)
 	check_sum(&r, "after sleeps, blocks, busy time, migrations");
 	check_runq();
 	check_wakeup_split();
+	if (tuned)
+		check_unpriv_exec();
 	check_sum(&r, "at the end");
 	unreg_self(&r);
+	if (tuned)
+		check_links(false);
 	bpf_unload();
 	printf("%d passed, %d failed\n", npass, nfail);
 	return nfail ? 1 : 0;
@@ -818,6 +1260,7 @@ static int cmd_check(bool break_wakeup)
 
 static unsigned long opt_rounds = 20000;
 static int opt_reps = 3;
+static bool bench_tuned;	/* --tuned: the tuned version's states too */
 
 enum reg_kind { REG_NONE, REG_BPF, REG_SERIES };
 
@@ -1013,7 +1456,7 @@ static void rd_series(void *ctx)
 
 	(void)ctx;
 	csf_thread_snap(&s);
-	sink += s.p.oncpu_cyc;
+	sink += s.p.oncpu_ns;
 }
 
 /* taskstats over generic netlink: the family looked up once. */
@@ -1269,6 +1712,40 @@ static int cmd_bench(void)
 	rc |= run_state("bpf_reg", REG_BPF, cpus, ncpu, "BPF loaded, both threads registered");
 	unreg_self(&holder);
 	bpf_unload();
+	if (bench_tuned) {
+		/* The tuned version: links detached while nobody is registered. */
+		tuned = true;
+		live = false;
+		if (bpf_load(false))
+			return 1;
+		rc |= run_state("tuned_none", REG_NONE, cpus, ncpu,
+				"tuned BPF loaded, no thread registered (links detached)");
+		if (reg_self(&holder)) {
+			fprintf(stderr, "cs_bpf: register (tuned): %s\n", strerror(errno));
+			bpf_unload();
+			return 1;
+		}
+		run_read("tuned_page_read", rd_bpf, (void *)holder.pg,
+			 "tuned BPF page: the same reader (seq loop + clock_gettime + extrapolation)");
+		rc |= run_state("tuned_unreg", REG_NONE, cpus, ncpu,
+				"tuned BPF, another thread registered (links attached), the pair not");
+		rc |= run_state("tuned_reg", REG_BPF, cpus, ncpu,
+				"tuned BPF, both threads registered");
+		unreg_self(&holder);
+		live = true;
+		if (reg_self(&holder)) {
+			fprintf(stderr, "cs_bpf: register (tuned, live): %s\n", strerror(errno));
+			bpf_unload();
+			return 1;
+		}
+		rc |= run_state("tuned_live_unreg", REG_NONE, cpus, ncpu,
+				"tuned BPF with the wakeup program (live view), another thread registered, the pair not");
+		rc |= run_state("tuned_live_reg", REG_BPF, cpus, ncpu,
+				"tuned BPF with the wakeup program (live view), both threads registered");
+		unreg_self(&holder);
+		bpf_unload();
+		tuned = live = false;
+	}
 	/* Last: the series' key stays on for a second after the threads exit. */
 	if (series) {
 		int word = 0;
@@ -1291,16 +1768,26 @@ static int cmd_bench(void)
 
 static void usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s check [--break-wakeup]\n"
-			"       %s bench [-i ROUNDS] [-r REPS]\n", prog, prog);
+	fprintf(stderr, "usage: %s [--tuned [--live]] check [--break-wakeup]\n"
+			"       %s [--tuned] bench [-i ROUNDS] [-r REPS]\n", prog, prog);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
+	const char *prog = argv[0];
 	int i;
 
-	if (argc < 2)
+	for (; argc > 1 && !strncmp(argv[1], "--", 2); argc--, argv++) {
+		if (!strcmp(argv[1], "--tuned"))
+			tuned = true;
+		else if (!strcmp(argv[1], "--live"))
+			live = true;
+		else
+			usage(prog);
+	}
+	argv[0] = (char *)prog;
+	if (argc < 2 || (live && !tuned))
 		usage(argv[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(argv[1], "check")) {
@@ -1317,8 +1804,11 @@ int main(int argc, char **argv)
 			else
 				usage(argv[0]);
 		}
-		if (opt_reps < 1 || opt_reps > MAX_REPS || opt_rounds < 10)
+		if (opt_reps < 1 || opt_reps > MAX_REPS || opt_rounds < 10 || live)
 			usage(argv[0]);
+		/* The first version's states, then the tuned one's, in one run. */
+		bench_tuned = tuned;
+		tuned = false;
 		return cmd_bench();
 	}
 	usage(argv[0]);

@@ -2,7 +2,8 @@
 /*
  * cs_bpf: the BPF reference implementation of the coarse_stat thread page
  * (project issue 26; not part of the series).  What the BPF programs
- * (cs_bpf.bpf.c) and user space (cs_bpf.c) share: the page of one slot of
+ * (cs_bpf.bpf.c, and the tuned version cs_bpf_tuned.bpf.c of issue 39) and
+ * user space (cs_bpf.c) share: the page of one slot of
  * the BPF_F_MMAPABLE array map "pages" (struct cs_bpf_slot), and the task storage value.
  *
  * Times are CLOCK_MONOTONIC ns (bpf_ktime_get_ns()); the series' page counts
@@ -50,5 +51,19 @@ struct cs_bpf_reg {
 	__u32	slot;
 	__u32	__pad;
 };
+
+/*
+ * The tuned version's task storage (cs_bpf_tuned.bpf.c): the slot, and
+ * what the switch-in needs that the page does not show.
+ */
+struct cs_bpf_treg {
+	__u32	slot;
+	__u32	__pad;
+	__u64	run_delay;	/* sched_info.run_delay at the last switch-out */
+	__u64	nr_migrations;	/* se.nr_migrations at registration */
+};
+
+/* cs_bpf_treg.run_delay before the first switch-out, if not known. */
+#define CS_BPF_RUN_DELAY_UNKNOWN	(~0ULL)
 
 #endif /* CS_BPF_H */
