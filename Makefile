@@ -94,7 +94,7 @@ bpf: ## build bench/bpf/cs_bpf, the BPF version of the thread page (clang, libbp
 	@scripts/deps.sh bpf || true
 	@$(MAKE) --no-print-directory -C bench/bpf O=$(CURDIR)/build/bpf
 
-bench-bpf: bpf ## boot the base and patched O2 bench kernels, run cs_bpf check and bench (icount and wall clock), write Documentation/bench/bpf/
+bench-bpf: bpf ## boot the base and patched O2 bench kernels, run cs_bpf check and bench (icount and wall clock), then the rseq prototype's kernel with cs_rseq check and bench (BENCH_BPF_RSEQ=0: not); write Documentation/bench/bpf/ and the four-way table (Documentation/bench/compare.md)
 	@scripts/bench-bpf.sh
 
 bench-cache: ## cache lines and L1D/L2 misses per futex round trip (key off, key on, registered; 1 and 2 CPUs) in a QEMU TCG cache model (plugins built from Debian's qemu source), by kernel function; build/bench-cache/results.md

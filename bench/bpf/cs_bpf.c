@@ -1603,17 +1603,21 @@ static void *series_read_thread(void *data)
 	return NULL;
 }
 
-/* A thread registered with the series until *data becomes 2 (the key on). */
+/*
+ * A thread registered with the series (the key on) until the main thread
+ * posts efd[1]; efd[0] says it is registered.  It waits in an eventfd
+ * read, not on a futex: a futex waiter can share a bucket of the
+ * process's private futex hash with the ping-pong's word, and every
+ * wakeup would walk past it in some boots (see bench/pingpong.h).
+ */
 static void *series_holder(void *data)
 {
-	int *w = data;
+	int *efd = data;
 	struct csf_snap cs;
 
 	csf_thread_snap(&cs);
-	__atomic_store_n(w, 1, __ATOMIC_RELEASE);
-	futex_wake(w);
-	while (__atomic_load_n(w, __ATOMIC_ACQUIRE) != 2)
-		futex_wait(w, 1, 0);
+	pp_post(efd[0]);
+	pp_wait(efd[1]);
 	return NULL;
 }
 
@@ -1748,18 +1752,24 @@ static int cmd_bench(void)
 	}
 	/* Last: the series' key stays on for a second after the threads exit. */
 	if (series) {
-		int word = 0;
+		int efd[2] = { eventfd(0, EFD_CLOEXEC), eventfd(0, EFD_CLOEXEC) };
 
-		if (pthread_create(&th, NULL, series_holder, &word) == 0) {
-			while (__atomic_load_n(&word, __ATOMIC_ACQUIRE) == 0)
-				futex_wait(&word, 0, 0);
+		if (efd[0] >= 0 && efd[1] >= 0 &&
+		    pthread_create(&th, NULL, series_holder, efd) == 0) {
+			pp_wait(efd[0]);
 			printf("#meta\tseries_key_unreg\t%lld\n", series_key());
 			rc |= run_state("series_unreg", REG_NONE, cpus, ncpu,
 					"BPF not loaded, another thread registered with the series, the pair not");
-			__atomic_store_n(&word, 2, __ATOMIC_RELEASE);
-			futex_wake(&word);
+			pp_post(efd[1]);
 			pthread_join(th, NULL);
+		} else {
+			fprintf(stderr, "cs_bpf: series holder: %s\n", strerror(errno));
+			rc = 1;
 		}
+		if (efd[0] >= 0)
+			close(efd[0]);
+		if (efd[1] >= 0)
+			close(efd[1]);
 		rc |= run_state("series_reg", REG_SERIES, cpus, ncpu,
 				"BPF not loaded, both registered with the series (prctl)");
 	}
