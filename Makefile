@@ -33,7 +33,7 @@ export BASE LINUX PATCHES BUILD_ROOT KBUILD
 BZIMAGE      := $(KBUILD)/arch/x86/boot/bzImage
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps linux tree kernel selftests run check check-kasan bench bpf bench-bpf bench-cache bench-native bench-snap-native lint bisect-check b4-check build-matrix man man-series export shell clean distclean
+.PHONY: all help deps linux tree kernel selftests run check check-kasan bench bpf bench-bpf bench-cache bench-native bench-snap-native bench-registration lint bisect-check b4-check build-matrix man man-series export shell clean distclean
 
 all: tree kernel selftests ## build the kernel tree, the guest kernel and the kselftests (default)
 
@@ -83,7 +83,7 @@ check-kasan: deps tree selftests ## optional, slow: kselftests on a KASAN+kmemle
 	@VM_KERNEL=$(KASAN_KBUILD)/arch/x86/boot/bzImage VM_DIR=$(BUILD_ROOT)/vm-kasan \
 		VM_TIMEOUT=$${VM_TIMEOUT:-3600} CHECK_HARNESS=0 CHECK_KMEMLEAK=1 scripts/check.sh
 
-bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them (ns and, under -icount, instructions per switch; BENCH_ICOUNT=1: only those; -O2 with tracepoints and BPF, Documentation/bench/O2/, then -Os; BENCH_O2=1 or 0: only one; also perf bench sched pipe and messaging, key off/on/registered, BENCH_PERF=0: not), write Documentation/bench/ (BASE=6.12: Documentation/bench/6.12/)
+bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them (ns and, under -icount, instructions per switch; BENCH_ICOUNT=1: only those; -O2 with tracepoints and BPF, Documentation/bench/O2/, then -Os; BENCH_O2=1 or 0: only one; also perf bench sched pipe and messaging, key off/on/registered, BENCH_PERF=0: not; the BPF and rseq versions, BENCH_BPF=0: not; server-like requests, BENCH_SERVER=0: not; the hooks' native cycle lower bound, BENCH_HOOK_NATIVE=0: not; registration throughput against thread create/exit, BENCH_REGISTRATION=0: not), write Documentation/bench/ (BASE=6.12: Documentation/bench/6.12/)
 ifeq ($(ARCH),arm64)
 	@scripts/bench-arm64.sh
 else
@@ -104,6 +104,9 @@ bench-cache: ## cache lines and L1D/L2 misses per futex round trip (key off, key
 bench-native: ## on real hardware booted into the patched kernel: perf stat (cycles, instructions, cache misses) of the ping-pong, perf bench sched pipe and messaging, key off/on/registered, as ratios; build/bench-native/results.md
 	@scripts/deps.sh native || true
 	@scripts/bench-native.sh
+
+bench-registration: ## registered against plain thread create/exit (t_stress) and one registration alone (bench/cs_regloop.c) in the -O2 bench kernel (make bench BENCH_O2=1 builds it), 2 vCPUs, -icount and wall clock; Documentation/bench/O2/registration.md
+	@scripts/bench-registration.sh
 
 bench-snap-native: ## the snapshot's cost on this machine's CPU: cs_bench's snapshot rows with make bench's -O2 vDSO image loaded into a host process (bench/cs_snap_native.c), as built and without its LFENCE; Documentation/bench/O2/snap-native.md
 	@scripts/bench-snap-native.sh

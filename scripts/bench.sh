@@ -71,12 +71,14 @@
 #				BPF version of the thread page and schedstats,
 #				side by side, in the -O2 kernels; results in
 #				Documentation/bench/bpf)
-#   BENCH_SERVER=1		also scripts/bench-server.sh (server-like requests,
-#				blocks of 50-500 us, -O2 kernels, icount; results
-#				in Documentation/bench/server); off by default
-#   BENCH_HOOK_NATIVE=1		also scripts/bench-hook-native.sh (the hooks'
-#				instructions timed natively: O2/hook-native.md);
-#				off by default
+#   BENCH_SERVER=0		without scripts/bench-server.sh (server-like
+#				requests, blocks of 50-500 us, -O2 kernels, icount;
+#				results in Documentation/bench/server)
+#   BENCH_HOOK_NATIVE=0		without scripts/bench-hook-native.sh (the hooks'
+#				instructions timed natively: O2/hook-native.md)
+#   BENCH_REGISTRATION=0	without scripts/bench-registration.sh (registered
+#				against plain thread create/exit, -O2 kernel,
+#				icount and wall clock: O2/registration.md)
 #   BENCH_PERF_ONLY=1		only the perf bench boots (no cs_bench runs)
 #   BENCH_PERF_PIPE_LOOPS	perf bench sched pipe -l (50000)
 #   BENCH_PERF_MSG_GROUPS	perf bench sched messaging -g (2)
@@ -254,22 +256,25 @@ if [ -z "${BENCH_O2:-}" ]; then
 			rc=1
 		fi
 	fi
-	# --- optional (project issue 38, item 7), off unless asked for --------
-	# BENCH_SERVER=1: the server-like requests (scripts/bench-server.sh, on
-	# the -O2 kernels under -icount; results in $out/server).
-	# BENCH_HOOK_NATIVE=1: the hooks' native cycle lower bound
-	# (scripts/bench-hook-native.sh, on this host; $out/O2/hook-native.md).
-	if [ "${BENCH_SERVER:-0}" = 1 ]; then
+	# The server-like requests (scripts/bench-server.sh, on the -O2
+	# kernels under -icount; results in $out/server), BENCH_SERVER=0 not;
+	# the hooks' native cycle lower bound (scripts/bench-hook-native.sh,
+	# on this host; $out/O2/hook-native.md), BENCH_HOOK_NATIVE=0 not;
+	# registration throughput (scripts/bench-registration.sh, the -O2
+	# kernel; $out/O2/registration.md), BENCH_REGISTRATION=0 not.
+	if [ "${BENCH_SERVER:-1}" != 0 ]; then
 		if [ "${1:-}" = --report ]; then
 			BENCH_SERVER_OUT=$out/server "$top/scripts/bench-server.sh" --report || rc=1
 		else
 			BENCH_SERVER_OUT=$out/server "$top/scripts/bench-server.sh" || rc=1
 		fi
 	fi
-	if [ "${BENCH_HOOK_NATIVE:-0}" = 1 ] && [ "${1:-}" != --report ]; then
+	if [ "${BENCH_HOOK_NATIVE:-1}" != 0 ] && [ "${1:-}" != --report ]; then
 		HOOK_OUT=$out/O2/hook-native.md "$top/scripts/bench-hook-native.sh" || rc=1
 	fi
-	# --- end of the optional steps -------------------------------------------
+	if [ "${BENCH_REGISTRATION:-1}" != 0 ] && [ "${1:-}" != --report ]; then
+		BENCH_REG_OUT=$out/O2/registration.md "$top/scripts/bench-registration.sh" || rc=1
+	fi
 	BENCH_O2=0 "$0" "$@" || rc=$?
 	for o in O2 Os; do
 		d=${BENCH_OUT:-$top/Documentation/bench$res_base}
@@ -283,16 +288,20 @@ if [ -z "${BENCH_O2:-}" ]; then
 		echo "== the BPF version and schedstats, -O2, per round trip ($out/bpf/results.md)"
 		sed -n '/^| state | base 1 CPU/,/^$/p' "$out/bpf/results.md" 2>/dev/null
 	fi
-	# (optional, BENCH_SERVER=1 / BENCH_HOOK_NATIVE=1)
-	if [ "${BENCH_SERVER:-0}" = 1 ]; then
+	if [ "${BENCH_SERVER:-1}" != 0 ]; then
 		echo
 		echo "== server-like requests, -O2, instructions per request ($out/server/results.md)"
 		sed -n '/^## /,/^States:/p' "$out/server/results.md" 2>/dev/null | grep -v '^States:'
 	fi
-	if [ "${BENCH_HOOK_NATIVE:-0}" = 1 ]; then
+	if [ "${BENCH_HOOK_NATIVE:-1}" != 0 ]; then
 		echo
 		echo "== the hooks' native lower bound ($out/O2/hook-native.md)"
 		sed -n '/^| added work /,/^$/p' "$out/O2/hook-native.md" 2>/dev/null
+	fi
+	if [ "${BENCH_REGISTRATION:-1}" != 0 ]; then
+		echo
+		echo "== registration throughput, -O2, 2 vCPUs ($out/O2/registration.md)"
+		sed -n '/^| clock /,/^$/p' "$out/O2/registration.md" 2>/dev/null
 	fi
 	exit "$rc"
 fi
