@@ -83,7 +83,7 @@ check-kasan: deps tree selftests ## optional, slow: kselftests on a KASAN+kmemle
 	@VM_KERNEL=$(KASAN_KBUILD)/arch/x86/boot/bzImage VM_DIR=$(BUILD_ROOT)/vm-kasan \
 		VM_TIMEOUT=$${VM_TIMEOUT:-3600} CHECK_HARNESS=0 CHECK_KMEMLEAK=1 scripts/check.sh
 
-bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them (ns and, under -icount, instructions per switch; BENCH_ICOUNT=1: only those; -O2 with tracepoints and BPF, Documentation/bench/O2/, then -Os; BENCH_O2=1 or 0: only one; also perf bench sched pipe and messaging, key off/on/registered, BENCH_PERF=0: not; the BPF and rseq versions, BENCH_BPF=0: not; server-like requests, BENCH_SERVER=0: not; the hooks' native cycle lower bound, BENCH_HOOK_NATIVE=0: not; registration throughput against thread create/exit, BENCH_REGISTRATION=0: not), write Documentation/bench/ (BASE=6.12: Documentation/bench/6.12/)
+bench: deps tree ## build kernels without debug options (patched, base, =n), run cs_bench in them (ns and, under -icount, instructions per switch; BENCH_ICOUNT=1: only those; -O2 with tracepoints and BPF, Documentation/bench/O2/, then -Os; BENCH_O2=1 or 0: only one, BENCH_OS=0: without the -Os half; also perf bench sched pipe and messaging, key off/on/registered, BENCH_PERF=0: not; the BPF and rseq versions, BENCH_BPF=0: not; server-like requests, BENCH_SERVER=0: not; the hooks' native cycle lower bound, BENCH_HOOK_NATIVE=0: not; registration throughput against thread create/exit, BENCH_REGISTRATION=0: not), write Documentation/bench/ (BASE=6.12: Documentation/bench/6.12/)
 ifeq ($(ARCH),arm64)
 	@scripts/bench-arm64.sh
 else

@@ -96,6 +96,9 @@
 #				build/bench-o2); BENCH_O2=0 only tinyconfig's
 #				-Os; unset (make bench): both, -O2 first, and
 #				the two icount target tables at the end
+#   BENCH_OS=0			make bench without the -Os half (the -O2
+#				kernels, their BPF, server, native and
+#				registration runs, and the -O2 table only)
 #   VM_DIR			the guest's directory (build/vm-bench)
 #   BASE=6.12			(scripts/base.sh) linux-6.12/, every build/ above
 #				is build/6.12/ ($BUILD_ROOT), the results go to
@@ -275,8 +278,12 @@ if [ -z "${BENCH_O2:-}" ]; then
 	if [ "${BENCH_REGISTRATION:-1}" != 0 ] && [ "${1:-}" != --report ]; then
 		BENCH_REG_OUT=$out/O2/registration.md "$top/scripts/bench-registration.sh" || rc=1
 	fi
-	BENCH_O2=0 "$0" "$@" || rc=$?
-	for o in O2 Os; do
+	oses=(O2)
+	if [ "${BENCH_OS:-1}" != 0 ]; then
+		BENCH_O2=0 "$0" "$@" || rc=$?
+		oses+=(Os)
+	fi
+	for o in "${oses[@]}"; do
 		d=${BENCH_OUT:-$top/Documentation/bench$res_base}
 		[ "$o" = Os ] || d=$d/O2
 		echo
