@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "pingpong.h"
+#include "cs_allow.h"
 
 /* From the series' UAPI headers (-isystem; <sys/prctl.h> includes them). */
 #ifndef PR_COARSE_STAT
@@ -71,8 +72,10 @@ static int cs_register(void)
 {
 	struct stat st;
 	void *p;
-	int fd = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0, 0, 0);
+	int fd;
 
+	cs_allow_registrations();
+	fd = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0, 0, 0);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st))
@@ -191,6 +194,7 @@ int main(int argc, char **argv)
 		}
 	} else if (!strcmp(state, "reg")) {
 		reg_pair = 1;
+		cs_allow_registrations();
 		if (prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0, 0, 0) < 0) {
 			fprintf(stderr, "cs_pingpong: prctl(PR_COARSE_STAT): %m (no coarse_stat?)\n");
 			return 3;

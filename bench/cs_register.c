@@ -32,6 +32,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cs_allow.h"
+
 /* From the series' UAPI headers (-isystem; <sys/prctl.h> includes them). */
 #ifndef PR_COARSE_STAT
 #error "PR_COARSE_STAT undefined: build with -isystem DIR/usr/include of the series' make headers"
@@ -114,5 +116,6 @@ __attribute__((constructor)) static void cs_register_init(void)
 		return;
 	enabled = 1;
 	pthread_atfork(NULL, NULL, cs_atfork_child);
+	cs_allow_registrations();
 	cs_register("main thread");
 }

@@ -30,6 +30,8 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 
+#include "cs_allow.h"
+
 #ifndef PR_COARSE_STAT
 #error "PR_COARSE_STAT undefined: build with -isystem DIR/usr/include of the series' make headers"
 #endif
@@ -99,6 +101,7 @@ int main(int argc, char **argv)
 	long n = argc > 1 ? atol(argv[1]) : 20000;
 	int hold, mode, rc = 0;
 
+	cs_allow_registrations();
 	hold = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0, 0, 0);
 	if (hold < 0) {
 		perror("prctl(PR_COARSE_STAT)");

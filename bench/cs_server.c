@@ -70,6 +70,7 @@
 #include <unistd.h>
 
 #include "pingpong.h"
+#include "cs_allow.h"
 
 #ifndef PR_COARSE_STAT
 #error "PR_COARSE_STAT undefined: build with -isystem DIR/usr/include of the series' make headers"
@@ -108,8 +109,10 @@ static const struct coarse_stat_thread_page *cs_register(void)
 {
 	struct stat st;
 	void *p;
-	int fd = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0, 0, 0);
+	int fd;
 
+	cs_allow_registrations();
+	fd = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0, 0, 0);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st))

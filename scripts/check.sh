@@ -255,10 +255,11 @@ if [ "${ARCH:-x86}" = x86 ] && [ -x "$install/coarse_stat/t_suspend" ] &&
 	echo "== suspend to RAM: $((SECONDS - start)) s"
 fi
 
-# kernel.coarse_stat_hooks_pinned (t_isolated) in a guest of its own: 4 vCPUs
-# with nohz_full=2-3, single-threaded TCG (the text patching it counts is
-# what QEMU 7.2's multi-threaded TCG mishandles, see scripts/vm.sh), and no
-# other program holding the hooks' key.  x86 only: it counts the "CAL" row
+# No IPI to an isolated CPU from an unprivileged user by default (t_isolated)
+# in a guest of its own: 4 vCPUs with nohz_full=2-3, single-threaded TCG (the
+# text patching it counts is what QEMU 7.2's multi-threaded TCG mishandles,
+# see scripts/vm.sh), and the default sysctls: no other program has allowed
+# registrations (BASE=6.12, still v4: kernel.coarse_stat_hooks_pinned).  x86 only: it counts the "CAL" row
 # of /proc/interrupts.  CHECK_ISOLATED=0 leaves it out.
 if [ "${ARCH:-x86}" = x86 ] && [ -x "$install/coarse_stat/t_isolated" ] &&
    [ "${CHECK_ISOLATED:-1}" != 0 ]; then
