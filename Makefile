@@ -33,7 +33,7 @@ export BASE LINUX PATCHES BUILD_ROOT KBUILD
 BZIMAGE      := $(KBUILD)/arch/x86/boot/bzImage
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps linux tree kernel selftests run check check-kasan bench bpf bench-bpf bench-cache bench-native bench-snap-native bench-registration bench-sweep lint bisect-check b4-check build-matrix man man-series export shell clean distclean
+.PHONY: all help deps linux tree kernel selftests consumers run check check-kasan bench bpf bench-bpf bench-cache bench-native bench-snap-native bench-registration bench-sweep lint bisect-check b4-check build-matrix man man-series export shell clean distclean
 
 all: tree kernel selftests ## build the kernel tree, the guest kernel and the kselftests (default)
 
@@ -73,7 +73,10 @@ run: deps kernel selftests ## main job: boot the patched kernel in QEMU and show
 LOAD   ?= 0
 REPEAT ?= 1
 
-check: deps all ## boot, run the kselftests and the harness checks; last line "N passed, N failed" (LOAD=1: host busy, REPEAT=N: N runs)
+consumers: tree ## build consumers/ (cstime, the PostgreSQL extension pg_coarse_stat) against the series' headers; as root, install the extension
+	@scripts/build-consumers.sh
+
+check: deps all consumers ## boot, run the kselftests and the harness checks; last line "N passed, N failed" (LOAD=1: host busy, REPEAT=N: N runs)
 	@LOAD=$(LOAD) REPEAT=$(REPEAT) scripts/check.sh
 
 KASAN_KBUILD := $(BUILD_ROOT)/linux-kasan
@@ -154,6 +157,8 @@ endif
 clean: ## remove build/ (kernel builds, kselftests, VM files, downloads; BASE=6.12: build/6.12/ only); keeps the trees and ccache
 	@[ -n "$(BUILD_ROOT)" ] && [ "$(BUILD_ROOT)" != / ] || { echo "clean: BUILD_ROOT='$(BUILD_ROOT)': not removed" >&2; exit 1; }
 	rm -rf $(BUILD_ROOT) .linux.*
+	-$(MAKE) -s -C consumers/cstime clean
+	-$(MAKE) -s -C consumers/pg_coarse_stat clean USE_PGXS=1 2>/dev/null
 
 distclean: ## also remove linux/ and linux-6.12/ (BASE=6.12: linux-6.12/ only); refuses while one has commits not in its series
 	@for t in $(DISTCLEAN); do \

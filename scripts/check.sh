@@ -275,6 +275,38 @@ if [ "${ARCH:-x86}" = x86 ] && [ -x "$install/coarse_stat/t_isolated" ] &&
 	echo "== isolated CPUs: $((SECONDS - start)) s"
 fi
 
+# The real programs that use the pages (consumers/, not kernel code; built
+# by 'make consumers'), each in a guest of its own: pg_coarse_stat against a
+# real PostgreSQL 15 server (its data directory on a 1 GiB scratch disk, so
+# that a scan after dropping the caches reads the disk), and cstime.  Their
+# TAP counts like t_suspend's.  x86 and BASE=7.3 only (the 6.12 backport is
+# still v4; its own issue brings them there); CHECK_CONSUMERS=0 leaves them out.
+# On a host kernel without the series (CI's, or this machine's), each also
+# runs its host-test.sh there: the program still works and says why it has
+# no times.
+if [ "${ARCH:-x86}" = x86 ] && [ "$BASE" = 7.3 ] && [ "${CHECK_CONSUMERS:-1}" != 0 ]; then
+	for c in pg_coarse_stat cstime; do
+		if [ ! -e /proc/sys/kernel/coarse_stat_period_us ]; then
+			echo "== consumers/$c on the host (no coarse_stat in its kernel)"
+			out=$outdir/check-$c-host.out
+			"$top/consumers/$c/host-test.sh" 2>&1 | tee "$out"
+			add_own_tap "consumers/$c (host)" host-test.sh "$out"
+		fi
+		start=$SECONDS
+		echo "== consumers/$c in the guest"
+		out=$outdir/check-$c.out
+		scratch=256
+		[ "$c" = pg_coarse_stat ] && scratch=1024
+		VM_SMP=2 VM_SCRATCH_MB=$scratch VM_DIR=$outdir/vm-$c \
+			"$top/scripts/vm.sh" --kernel "${VM_KERNEL:-$kbuild/$image}" -- \
+			"$top/consumers/$c/guest-test.sh" 2>&1 | tee "$out"
+		rc=${PIPESTATUS[0]}
+		add_own_tap "consumers/$c" guest-test.sh "$out"
+		kernel_status "$rc" "the $c guest" "$outdir/vm-$c/console.log"
+		echo "== consumers/$c: $((SECONDS - start)) s"
+	done
+fi
+
 if [ "${CHECK_HARNESS:-1}" != 0 ]; then
 	start=$SECONDS
 	echo "== harness self-checks"

@@ -33,6 +33,10 @@ case "$BASE" in
 esac
 # Optional but fast: a rebuild of an unchanged file is a cache hit.
 pkgs+=(ccache)
+# make check's consumers (make consumers): a PostgreSQL 15 server and its
+# extension build files for consumers/pg_coarse_stat, python3 for cstime's
+# checks.
+[ "$BASE" != 7.3 ] || pkgs+=(postgresql-15 postgresql-server-dev-15 python3)
 # ARCH=arm64: the cross compiler and glibc, QEMU for arm64.  The guest's
 # busybox-static:arm64 and bash-static:arm64 are downloaded, not installed
 # (scripts/initramfs.sh): that needs dpkg's arm64 architecture.
