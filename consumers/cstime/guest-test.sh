@@ -15,21 +15,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 CSTIME=${CSTIME:-$here/cstime}
 cstest=$here/cstest
 check=$here/check.py
-pass=0
-fail=0
-num=0
-
+# shellcheck source=scripts/tap.sh
+. "$here/../../scripts/tap.sh"
 tap() {	# tap STATUS NAME DIAG
-	num=$((num + 1))
-	local diag=${3//$'\n'/ }
-	printf '# %s\n' "${diag:0:3000}"
-	if [ "$1" = 0 ]; then
-		echo "ok $num - $2"
-		pass=$((pass + 1))
-	else
-		echo "not ok $num - $2"
-		fail=$((fail + 1))
-	fi
+	tap_case "$2" "$1" "$3"
 }
 
 check() {	# check NAME CHECK ARGS...
@@ -41,7 +30,6 @@ check() {	# check NAME CHECK ARGS...
 }
 
 echo "TAP version 13"
-echo "1..16"
 echo 2 > /proc/sys/kernel/coarse_stat_thread
 echo 1 > /proc/sys/kernel/task_delayacct 2>/dev/null
 out=$(mktemp -d /tmp/cstime-test.XXXXXX)
@@ -136,5 +124,4 @@ if [ -n "${CSTIME_KEEP:-}" ]; then
 fi
 rm -rf "$out"
 [ -n "${COARSE_STAT_SCRATCH:-}" ] && rm -f "$data"
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
-[ "$fail" = 0 ]
+tap_totals

@@ -13,26 +13,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 CSTIME=${CSTIME:-$here/cstime}
 cstest=$here/cstest
 out=$(mktemp -d)
-pass=0
-fail=0
-num=0
-
+# shellcheck source=scripts/tap.sh
+. "$here/../../scripts/tap.sh"
 tap() {	# tap STATUS NAME DIAG
-	local diag=${3//$'\n'/ }
-
-	num=$((num + 1))
-	printf '# %s\n' "${diag:0:3000}"
-	if [ "$1" = 0 ]; then
-		echo "ok $num - $2"
-		pass=$((pass + 1))
-	else
-		echo "not ok $num - $2"
-		fail=$((fail + 1))
-	fi
+	tap_case "$2" "$1" "$3"
 }
 
 echo "TAP version 13"
-echo "1..5"
 if [ -e /proc/sys/kernel/coarse_stat_thread ]; then
 	echo "# this kernel has coarse_stat: these tests are for one without"
 fi
@@ -72,5 +59,4 @@ tap $? "command not found: 127, not executable: 126" \
 	"status $st1 and $st2; stderr: $(cat "$out/e")"
 
 rm -rf "$out"
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
-[ "$fail" = 0 ]
+tap_totals

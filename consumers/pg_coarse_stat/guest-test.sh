@@ -25,28 +25,13 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=consumers/pg_coarse_stat/pglib.sh
 . "$here/pglib.sh"
 
-pass=0
-fail=0
-n=0
-# result NAME STATUS DIAG: the diagnostic line, then ok / not ok.
-result() {
-	n=$((n + 1))
-	echo "# $3"
-	if [ "$2" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok $n - $1"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n - $1"
-	fi
-}
+# shellcheck source=scripts/tap.sh
+. "$here/../../scripts/tap.sh"
 
 finish() {
 	[ -n "${PGCS_DATA:-}" ] && pgcs_stop 2>/dev/null
 	echo 2 >/proc/sys/kernel/coarse_stat_thread 2>/dev/null
-	echo "1..$n"
-	echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
-	[ "$fail" = 0 ]
+	tap_totals
 	exit
 }
 
@@ -144,11 +129,11 @@ elif [ -b "$dev" ]; then
 	pgdir=/tmp/pgcs
 	echo "# no ext4 scratch file system: cluster in /tmp, cold reads from $dev"
 else
-	result "scratch disk" 1 "no scratch disk (COARSE_STAT_SCRATCH='$scratch', COARSE_STAT_SCRATCH_DEV='$dev'): run with VM_SCRATCH_MB=1024"
+	tap_case "scratch disk" 1 "no scratch disk (COARSE_STAT_SCRATCH='$scratch', COARSE_STAT_SCRATCH_DEV='$dev'): run with VM_SCRATCH_MB=1024"
 	finish
 fi
 if [ ! -f "$("$PGCS_BIN"/pg_config --pkglibdir 2>/dev/null || echo /usr/lib/postgresql/15/lib)/pg_coarse_stat.so" ]; then
-	result "extension installed" 1 "pg_coarse_stat.so not installed: run make -C consumers/pg_coarse_stat install on the host"
+	tap_case "extension installed" 1 "pg_coarse_stat.so not installed: run make -C consumers/pg_coarse_stat install on the host"
 	finish
 fi
 
@@ -159,12 +144,12 @@ pgcs_init "$pgdir" \
 	"wal_level = minimal" "max_wal_senders = 0" \
 	"fsync = off" "synchronous_commit = off" \
 	"autovacuum = off" || {
-	result "initdb" 1 "initdb failed"
+	tap_case "initdb" 1 "initdb failed"
 	finish
 }
 pgcs_start
 rc=$?
-result "server starts with pg_coarse_stat preloaded" "$rc" "pg_ctl start: status $rc"
+tap_case "server starts with pg_coarse_stat preloaded" "$rc" "pg_ctl start: status $rc"
 [ "$rc" = 0 ] || finish
 
 # --- loaded, enabled, the postmaster has no page --------------------------
@@ -175,7 +160,7 @@ warn=$(grep -c 'WARNING:  pg_coarse_stat' "$PGCS_LOG")
 pm_maps=$(grep -cF '[coarse_stat]' "/proc/$pm/maps")
 be_maps=$(sql t_maps "SELECT 1" \
 	"SELECT count(*) FROM regexp_split_to_table(pg_read_file('/proc/self/maps'), E'\n') l WHERE l LIKE '%[coarse_stat]%'" | tail -1)
-result "enabled, no warning; postmaster maps no page, a backend one" \
+tap_case "enabled, no warning; postmaster maps no page, a backend one" \
 	"$([ "$info" = "true enabled" ] && [ "$warn" = 0 ] && [ "$pm_maps" = 0 ] && [ "$be_maps" = 1 ] && echo 0 || echo 1)" \
 	"info '$info', warnings $warn, postmaster $pm coarse_stat mappings $pm_maps, backend mappings $be_maps"
 
@@ -216,7 +201,7 @@ irq=$(((i1 - i0) * 10000))
 l=$(line t_cpu t_cpu)
 fields "$l"
 dur=$(pgdur t_cpu t_cpu)
-result "CPU-bound query: cpu >= 0.9 (wall - runq), 0.8 schedstat <= cpu <= schedstat + irq time" \
+tap_case "CPU-bound query: cpu >= 0.9 (wall - runq), 0.8 schedstat <= cpu <= schedstat + irq time" \
 	"$([ -n "$l" ] && cond "$cpu >= 0.9 * ($wall - $runq) && $cpu >= 0.8 * $sched && $cpu <= $sched + $irq + 20000 && $wall <= $dur + 1000 && $wall >= 0.8 * $dur" || echo 1)" \
 	"wall ${wall:-?} cpu ${cpu:-?} runq ${runq:-?} sleep ${slp:-?} us; around it: schedstat sum_exec delta $sched us, system irq+softirq $irq us; server duration $dur us"
 
@@ -225,7 +210,7 @@ sql t_sleep "/*t_sleep*/ SELECT pg_sleep(0.2)" >/dev/null
 l=$(line t_sleep t_sleep)
 fields "$l"
 dur=$(pgdur t_sleep t_sleep)
-result "pg_sleep(0.2): wall >= 200 ms, sleep >= 195 ms and >= 0.5 wall" \
+tap_case "pg_sleep(0.2): wall >= 200 ms, sleep >= 195 ms and >= 0.5 wall" \
 	"$([ -n "$l" ] && cond "$wall >= 200000 && $slp >= 195000 && $slp >= 0.5 * $wall && $wall <= $dur + 1000" || echo 1)" \
 	"wall ${wall:-?} cpu ${cpu:-?} runq ${runq:-?} sleep ${slp:-?} dsleep ${dslp:-?} iowait ${iow:-?} us; server duration $dur us"
 
@@ -250,7 +235,7 @@ wait "$apid"
 l=$(line t_lockB t_lock)
 fields "$l"
 dur=$(pgdur t_lockB t_lock)
-result "row-lock wait: wall >= 300 ms, sleep >= 0.8 wall" \
+tap_case "row-lock wait: wall >= 300 ms, sleep >= 0.8 wall" \
 	"$([ "$w" = 1 ] && [ -n "$l" ] && cond "$wall >= 300000 && $slp >= 0.8 * $wall && $wall <= $dur + 1000" || echo 1)" \
 	"session A held the row: $w; B: wall ${wall:-?} cpu ${cpu:-?} runq ${runq:-?} sleep ${slp:-?} dsleep ${dslp:-?} iowait ${iow:-?} us; server duration $dur us"
 
@@ -281,7 +266,7 @@ fields "$l"
 # wait is at least 40 % of blkio (not a share of the wall time: under TCG
 # the scan's emulated CPU work dwarfs its I/O, 18 s of 22 in one run; runs:
 # 48 % and 54 %).
-result "cold read ($io_mode, readahead off): read bytes ~ size, iowait+dsleep >= 0.4 blkio, iowait <= delayacct blkio <= 1.1 (iowait + runq)" \
+tap_case "cold read ($io_mode, readahead off): read bytes ~ size, iowait+dsleep >= 0.4 blkio, iowait <= delayacct blkio <= 1.1 (iowait + runq)" \
 	"$([ -n "$l" ] && cond "$rby >= 0.9 * $bigsize && $rby <= 1.3 * $bigsize && $iow + $dslp >= 0.4 * $blkio && $iow <= $blkio + 20000 && 1.1 * ($iow + $runq) >= $blkio - 20000" || echo 1)" \
 	"$io_mode $bigsize B (read_ahead_kb ${ra_old:-?} -> 0), read ${rby:-?} B; wall ${wall:-?} cpu ${cpu:-?} runq ${runq:-?} sleep ${slp:-?} dsleep ${dslp:-?} iowait ${iow:-?} us; delayacct blkio delta $blkio us (10 ms ticks)"
 
@@ -297,7 +282,7 @@ launched=$(grep -o 'Workers Launched: [0-9]*' <<<"$out" | awk '{ print $3 }')
 nlines=$(pgcs_lines | grep -cF '/*t_par*/')
 l=$(line t_par t_par)
 fields "$l"
-result "parallel query: one line (the leader's), leader mostly waiting (sleep >= 0.3 wall, cpu <= 0.5 wall)" \
+tap_case "parallel query: one line (the leader's), leader mostly waiting (sleep >= 0.3 wall, cpu <= 0.5 wall)" \
 	"$([ "${launched:-0}" -ge 1 ] && [ "$nlines" = 1 ] && cond "$slp >= 0.3 * $wall && $cpu <= 0.5 * $wall" || echo 1)" \
 	"workers launched (EXPLAIN ANALYZE of the same query): ${launched:-?}; lines for the statement: $nlines; leader wall ${wall:-?} cpu ${cpu:-?} runq ${runq:-?} sleep ${slp:-?} us"
 
@@ -311,14 +296,14 @@ nlines=$(pgcs_lines t_nest | awk '$15 == 1 && index($0, "/*t_nest_all*/") { prin
 nsum=$(pgcs_lines t_nest | awk '$15 == 1 && index($0, "/*t_nest_all*/") { s += $2 } END { print s + 0 }')
 top_all=$(line t_nest t_nest_all | awk '{ print $2 }')
 top_top=$(line t_nest t_nest_top | awk '{ print $2 }')
-result "nested: track=all logs the function's 2 statements (one in pg_sleep(0.05)) inside the top-level one; track=top none" \
+tap_case "nested: track=all logs the function's 2 statements (one in pg_sleep(0.05)) inside the top-level one; track=top none" \
 	"$([ "$n_all" = 2 ] && [ "$n_top" = 0 ] && [ "$nsleep" = 1 ] && [ -n "$top_top" ] && cond "${top_all:-0} >= $nsum" || echo 1)" \
 	"nested lines with track=all $n_all$nlines (wall >= 50 ms, half asleep: $nsleep, walls sum $nsum us, top-level wall ${top_all:-?} us), with track=top $n_top (top-level wall ${top_top:-?} us)"
 
 # --- every line's buckets add up to its wall time -------------------------
 bad=$(pgcs_lines | awk '$3 + $4 + $5 + $6 + $7 != $2' | wc -l)
 total=$(pgcs_lines | wc -l)
-result "every logged line: cpu + runq + sleep + dsleep + iowait = wall, to the microsecond" \
+tap_case "every logged line: cpu + runq + sleep + dsleep + iowait = wall, to the microsecond" \
 	"$([ "$bad" = 0 ] && [ "$total" -ge 20 ] && echo 0 || echo 1)" \
 	"$total lines, $bad do not add up$( [ "$bad" = 0 ] || pgcs_lines | awk '$3 + $4 + $5 + $6 + $7 != $2 { print ": " $0; exit }')"
 
@@ -357,7 +342,7 @@ cmp=$(pgcs_lines t_view | awk -v view="$view" '
 	}')
 nq=$(awk -F'|' '{ print $2 }' <<<"$cmp")
 nbad=$(awk -F'|' '{ print $3 }' <<<"$cmp")
-result "view totals = sums of the logged lines, per query id (calls, times to 1 us per call, counts exactly)" \
+tap_case "view totals = sums of the logged lines, per query id (calls, times to 1 us per call, counts exactly)" \
 	"$([ "${nq:-0}" = 5 ] && [ "${nbad:-1}" = 0 ] && echo 0 || echo 1)" \
 	"query ids logged: ${nq:-?}, mismatches: ${nbad:-?}$(awk -F'|' '{ print $1 }' <<<"$cmp")"
 
@@ -375,7 +360,7 @@ sql t_evict "${args[@]}" >/dev/null
 distinct=$(pgcs_lines t_evict | awk '{ print $1 }' | sort -u | wc -l)
 ev=$(pgcs_psql t_info -F' ' -c "SELECT max, entries, dealloc, evicted, (SELECT count(*) FROM pg_coarse_stat) FROM pg_coarse_stat_info()")
 read -r emax eent edealloc eevicted eview <<<"$ev"
-result "max = 10, 40 distinct queries: entries <= 10, evictions counted (entries + evicted >= distinct query ids logged)" \
+tap_case "max = 10, 40 distinct queries: entries <= 10, evictions counted (entries + evicted >= distinct query ids logged)" \
 	"$([ "${emax:-0}" = 10 ] && [ "${eent:-99}" -le 10 ] && [ "${eview:-99}" -le 10 ] && [ "${edealloc:-0}" -ge 1 ] && [ $((${eent:-0} + ${eevicted:-0})) -ge "$distinct" ] && [ "$distinct" -ge 40 ] && echo 0 || echo 1)" \
 	"max ${emax:-?} entries ${eent:-?} view rows ${eview:-?} dealloc ${edealloc:-?} evicted ${eevicted:-?}; distinct query ids logged since the reset: $distinct"
 
@@ -390,7 +375,7 @@ echo 2 >/proc/sys/kernel/coarse_stat_thread
 msg='WARNING:  pg_coarse_stat: disabled: registration refused: kernel.coarse_stat_thread = 0 (EPERM); ask the administrator to set kernel.coarse_stat_thread'
 nwarn=$(grep -cF "$msg" "$PGCS_LOG")
 nlog=$(grep -c 'pg_coarse_stat: .*queryid' "$PGCS_LOG")
-result "kernel.coarse_stat_thread = 0: one WARNING at load, server runs, nothing measured" \
+tap_case "kernel.coarse_stat_thread = 0: one WARNING at load, server runs, nothing measured" \
 	"$([ "$rc" = 0 ] && [ "$nwarn" = 1 ] && [ "$nlog" = 0 ] && grep -q '^false registration refused' <<<"$out" && echo 0 || echo 1)" \
 	"start status $rc, warnings $nwarn, measured lines $nlog, session said: $(tr '\n' ' ' <<<"$out")"
 

@@ -16,67 +16,52 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=consumers/pg_coarse_stat/pglib.sh
 . "$here/pglib.sh"
 
-pass=0
-fail=0
-n=0
-# result NAME STATUS DIAG
-result() {
-	n=$((n + 1))
-	echo "# $3"
-	if [ "$2" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok $n - $1"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n - $1"
-	fi
-}
+# shellcheck source=scripts/tap.sh
+. "$here/../../scripts/tap.sh"
 
 finish() {
-	echo "1..$n"
-	echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
-	[ "$fail" = 0 ]
+	tap_totals
 	exit
 }
 
 if prctl_ok=$(python3 -c 'import ctypes; print(ctypes.CDLL(None).prctl(82, 1, 0, 0, 0))' 2>/dev/null) &&
    [ "$prctl_ok" -ge 0 ] 2>/dev/null; then
-	result "host kernel lacks coarse_stat" 1 "prctl(PR_COARSE_STAT) returned fd $prctl_ok: this kernel has coarse_stat, run guest-test.sh instead"
+	tap_case "host kernel lacks coarse_stat" 1 "prctl(PR_COARSE_STAT) returned fd $prctl_ok: this kernel has coarse_stat, run guest-test.sh instead"
 	finish
 fi
 
 dir=${PGCS_DIR:-/tmp/pgcs-host}
 pgcs_init "$dir" "pg_coarse_stat.log_min_duration = 0" || {
-	result "initdb" 1 "initdb failed"
+	tap_case "initdb" 1 "initdb failed"
 	finish
 }
 pgcs_start
 started=$?
-result "server starts with the extension preloaded" "$started" "pg_ctl start: status $started"
+tap_case "server starts with the extension preloaded" "$started" "pg_ctl start: status $started"
 [ "$started" = 0 ] || finish
 
 warn=$(grep -c 'WARNING:  pg_coarse_stat: disabled: kernel has no coarse_stat (EOPNOTSUPP)$' "$PGCS_LOG")
 warn_all=$(grep -c 'pg_coarse_stat' "$PGCS_LOG")
-result "one WARNING at load naming EOPNOTSUPP" "$([ "$warn" = 1 ] && [ "$warn_all" = 1 ] && echo 0 || echo 1)" \
+tap_case "one WARNING at load naming EOPNOTSUPP" "$([ "$warn" = 1 ] && [ "$warn_all" = 1 ] && echo 0 || echo 1)" \
 	"matching warnings $warn, lines naming pg_coarse_stat $warn_all: $(grep pg_coarse_stat "$PGCS_LOG" | head -3 | tr '\n' ' ')"
 
 out=$(pgcs_psql h_query -c "CREATE EXTENSION pg_coarse_stat" \
 	-c "/*h_sleep*/ SELECT pg_sleep(0.05)" \
 	-c "SELECT sum(i) FROM generate_series(1, 100000) i" 2>&1)
 rc=$?
-result "statements run (CREATE EXTENSION, queries)" "$rc" "psql status $rc, output: $(echo "$out" | tr '\n' ' ')"
+tap_case "statements run (CREATE EXTENSION, queries)" "$rc" "psql status $rc, output: $(echo "$out" | tr '\n' ' ')"
 
 info=$(pgcs_psql h_info -F' ' -c "SELECT enabled, status, (SELECT count(*) FROM pg_coarse_stat) FROM pg_coarse_stat_info()" 2>&1)
-result "pg_coarse_stat_info() says disabled and why, view empty" \
+tap_case "pg_coarse_stat_info() says disabled and why, view empty" \
 	"$([ "$info" = "f kernel has no coarse_stat (EOPNOTSUPP) 0" ] && echo 0 || echo 1)" \
 	"info: $info"
 
 sleep 0.2
 lines=$(grep -c 'pg_coarse_stat: ' "$PGCS_LOG")
-result "nothing measured or logged" "$([ "$lines" = 1 ] && echo 0 || echo 1)" \
+tap_case "nothing measured or logged" "$([ "$lines" = 1 ] && echo 0 || echo 1)" \
 	"lines naming pg_coarse_stat in the log: $lines (the load WARNING only)"
 
 pgcs_stop
 stopped=$?
-result "server stops cleanly" "$stopped" "pg_ctl stop: status $stopped"
+tap_case "server stops cleanly" "$stopped" "pg_ctl stop: status $stopped"
 finish
