@@ -258,16 +258,18 @@ blkio=$(((b1 - b0) * 10000))	# clock ticks of 10 ms, in us
 [ -n "$ra_old" ] && echo "$ra_old" >"$ra"
 l=$(line t_io t_io)
 fields "$l"
-# delayacct's block I/O delay ends when the woken task is enqueued, the
-# iowait bucket at the wakeup (then it is runq): blkio is between iowait and
-# iowait + runq, give or take its 10 ms ticks and 10 % (it is local_clock()
-# time, over a window from one statement's /proc read to the next's, wider
-# than the executor's: 9.01 s against 8.46 in one run); the statement's I/O
-# wait is at least 40 % of blkio (not a share of the wall time: under TCG
-# the scan's emulated CPU work dwarfs its I/O, 18 s of 22 in one run; runs:
-# 48 % and 54 %).
-tap_case "cold read ($io_mode, readahead off): read bytes ~ size, iowait+dsleep >= 0.4 blkio, iowait <= delayacct blkio <= 1.1 (iowait + runq)" \
-	"$([ -n "$l" ] && cond "$rby >= 0.9 * $bigsize && $rby <= 1.3 * $bigsize && $iow + $dslp >= 0.4 * $blkio && $iow <= $blkio + 20000 && 1.1 * ($iow + $runq) >= $blkio - 20000" || echo 1)" \
+# delayacct's block I/O delay runs from the dequeue to the enqueue after the
+# wakeup, the iowait bucket from the switch-out to the wakeup (then runq):
+# so iowait <= blkio, and blkio should be within iowait + runq; measured,
+# blkio was 1.04-1.12 times iowait + runq (its local_clock() window runs
+# from one statement's /proc read to the next's, wider than the executor's;
+# not explained further), and iowait 0.46-0.50 of blkio.  The bounds:
+# iowait >= 0.3 blkio (block reads are iowait, not dsleep: in_iowait), iowait
+# <= blkio, blkio <= 1.3 (iowait + runq), each give or take its 10 ms ticks.
+# Not a share of the wall time: under TCG the scan's emulated CPU work
+# dwarfs its I/O (15 s of 23).
+tap_case "cold read ($io_mode, readahead off): read bytes ~ size, iowait >= 0.3 blkio, iowait <= delayacct blkio <= 1.3 (iowait + runq)" \
+	"$([ -n "$l" ] && cond "$rby >= 0.9 * $bigsize && $rby <= 1.3 * $bigsize && $iow >= 0.3 * $blkio && $iow <= $blkio + 20000 && 1.3 * ($iow + $runq) >= $blkio - 20000" || echo 1)" \
 	"$io_mode $bigsize B (read_ahead_kb ${ra_old:-?} -> 0), read ${rby:-?} B; wall ${wall:-?} cpu ${cpu:-?} runq ${runq:-?} sleep ${slp:-?} dsleep ${dslp:-?} iowait ${iow:-?} us; delayacct blkio delta $blkio us (10 ms ticks)"
 
 # --- parallel query: the leader's line only, its wait is sleep ------------
