@@ -75,7 +75,7 @@ static int cs_register(void)
 	int fd;
 
 	cs_allow_registrations();
-	fd = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0, 0, 0);
+	fd = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0L, 0L, 0L);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st))
@@ -195,7 +195,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(state, "reg")) {
 		reg_pair = 1;
 		cs_allow_registrations();
-		if (prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0, 0, 0) < 0) {
+		if (prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0L, 0L, 0L) < 0) {
 			fprintf(stderr, "cs_pingpong: prctl(PR_COARSE_STAT): %m (no coarse_stat?)\n");
 			return 3;
 		}

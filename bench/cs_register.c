@@ -43,7 +43,7 @@ static int enabled;
 
 static void cs_register(const char *where)
 {
-	int fd = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0, 0, 0);
+	int fd = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0L, 0L, 0L);
 	const char *log = getenv("CS_REGISTER_LOG");
 
 	if (fd < 0) {

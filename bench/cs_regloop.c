@@ -60,7 +60,7 @@ static int one(int mode)
 
 	switch (mode) {
 	case REGISTER:
-		fd = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0, 0, 0);
+		fd = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0L, 0L, 0L);
 		break;
 	case MEMFD:
 		fd = memfd_create("cs_regloop", 0);
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 	int hold, mode, rc = 0;
 
 	cs_allow_registrations();
-	hold = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0, 0, 0);
+	hold = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0L, 0L, 0L);
 	if (hold < 0) {
 		perror("prctl(PR_COARSE_STAT)");
 		return 3;

@@ -112,7 +112,7 @@ static const struct coarse_stat_thread_page *cs_register(void)
 	int fd;
 
 	cs_allow_registrations();
-	fd = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0, 0, 0);
+	fd = prctl(PR_COARSE_STAT, PR_COARSE_STAT_THREAD, 0L, 0L, 0L);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st))
