@@ -2,7 +2,7 @@
 /*
  * cs_snap_native: cs_bench's snapshot rows -- the ordered counter read, the
  * copy floor, the C floor, the image's own clock_gettime(CLOCK_MONOTONIC),
- * __vdso_csf_snap() and the library's csf_thread_snap() -- on this
+ * __vdso_coarse_stat_snap() and the library's csf_thread_snap() -- on this
  * machine's own CPU, with the vDSO of a kernel build loaded from its image
  * instead of the running kernel's.  It gives the native cost of the
  * series' snapshot, in cycles of a real CPU, on a machine that does not run
@@ -12,7 +12,7 @@
  *   cs_snap_native [-q] [-t] [-r REPS] [-L] VDSO_IMAGE
  *   cs_snap_native -D
  *
- * -L (a diagnostic) replaces every LFENCE of __vdso_csf_snap()'s own code
+ * -L (a diagnostic) replaces every LFENCE of __vdso_coarse_stat_snap()'s own code
  * with a NOP of its length: the __arch_coarse_stat_clock_fence() after the
  * clock computation, before the page's sequence re-check (the image's code
  * has no other: the counter read's own fence is an alternative, applied at
@@ -455,7 +455,7 @@ static bool native_near(uint64_t ns, uint64_t t0, uint64_t t1)
 int main(int argc, char **argv)
 {
 	struct coarse_stat_thread_page *pg;
-	struct coarse_stat_snap s;
+	struct cs_vsnap s;
 	native_clock_fn clk;
 	struct timespec ts;
 	uint64_t t0, t1, sum;
@@ -524,13 +524,13 @@ int main(int argc, char **argv)
 	if (pg == MAP_FAILED)
 		native_die("mmap", strerror(errno));
 	pg->hdr.magic = COARSE_STAT_MAGIC;
-	pg->hdr.abi_version = COARSE_STAT_ABI_VERSION;
+	pg->hdr.data_size = sizeof(*pg);
 	pg->hdr.kind = COARSE_STAT_KIND_THREAD;
 	pg->hdr.size = page_size;
 	pg->state = COARSE_STAT_ONCPU;
 	clk(CLOCK_MONOTONIC, &ts);
 	pg->start_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	pg->last_switch_ns = pg->wake_ns = pg->counters_ns = pg->start_ns;
+	pg->last_switch_ns = pg->counters_ns = pg->start_ns;
 	if (mprotect(pg, page_size, PROT_READ))
 		native_die("mprotect", strerror(errno));
 
@@ -539,7 +539,7 @@ int main(int argc, char **argv)
 	 * host's time, no system call, the buckets adding up.
 	 */
 	t0 = now_ns();
-	if (vdso_csf_snap(pg, &s, sizeof(s)))
+	if (vdso_vsnap(pg, &s))
 		native_die(argv[optind], "the image's snapshot failed");
 	t1 = now_ns();
 	for (sum = 0, i = 0; i < COARSE_STAT_NR_BUCKETS; i++)

@@ -5,7 +5,7 @@
 # in cycles of real hardware rather than QEMU's TCG.  bench/cs_snap_native.c
 # runs cs_bench's snapshot rows (the ordered TSC read, the copy floor, the C
 # floor, the image's own clock_gettime(CLOCK_MONOTONIC) called directly,
-# the C library's, __vdso_csf_snap(), the library's csf_thread_snap()) with
+# the C library's, __vdso_coarse_stat_snap(), the library's csf_thread_snap()) with
 # the vDSO image of make bench's -O2 patched kernel loaded into a host
 # process, its time data filled as timekeeping fills it for the tsc
 # clocksource: the kernel running here need not have the series.  Each run
@@ -21,7 +21,7 @@
 # Before the runs the script checks the layout of the time data that
 # cs_snap_native writes against the image's DWARF (pahole, if installed),
 # and after the -L runs that the NOPs replaced exactly the LFENCE
-# instructions objdump finds in __vdso_csf_snap().
+# instructions objdump finds in __vdso_coarse_stat_snap().
 #
 # Results: $BENCH_OUT/O2/snap-native.{md,tsv} (Documentation/bench/O2/;
 # BASE=6.12: Documentation/bench/6.12/O2/).  Run it on a quiet machine:
@@ -86,9 +86,9 @@ else
 	log "no pahole (dwarves): the time data's layout is not checked against the image"
 fi
 
-# The LFENCE instructions of __vdso_csf_snap() as objdump decodes them.
-read -r fstart fsize < <(nm -S "$image" | awk '$4 == "__vdso_csf_snap" { print $1, $2 }')
-[ -n "${fsize:-}" ] || die "no __vdso_csf_snap in $image"
+# The LFENCE instructions of __vdso_coarse_stat_snap() as objdump decodes them.
+read -r fstart fsize < <(nm -S "$image" | awk '$4 == "__vdso_coarse_stat_snap" { print $1, $2 }')
+[ -n "${fsize:-}" ] || die "no __vdso_coarse_stat_snap in $image"
 lfences=$(objdump -d --start-address=$((16#$fstart)) --stop-address=$((16#$fstart + 16#$fsize)) "$image" |
 	awk -F '\t' '$3 ~ /^lfence/ { a = $1; sub(/^ */, "", a); sub(/:$/, "", a); printf "%s0x%s", s, a; s = "," }')
 
@@ -104,7 +104,7 @@ for r in $(seq "$runs"); do
 done
 at=$(awk -F '\t' '$1 == "#meta" && $2 == "no_lfence_at" { print $3; exit }' "$work/run-1-nolfence.tsv")
 [ "$at" = "$lfences" ] ||
-	die "-L made NOPs of $at, objdump's LFENCE instructions in __vdso_csf_snap are ${lfences:-none}"
+	die "-L made NOPs of $at, objdump's LFENCE instructions in __vdso_coarse_stat_snap are ${lfences:-none}"
 meta() { awk -F '\t' -v k="$1" '$1 == "#meta" && $2 == k { print $3; exit }' "$work/run-1-image.tsv"; }
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
@@ -165,7 +165,7 @@ END {
 	desc["floor_words"] = "the same, copying u64 by u64"
 	desc["vdso_clock_mono"] = "the image'"'"'s clock_gettime(CLOCK_MONOTONIC), called directly"
 	desc["clock_mono"] = "the C library'"'"'s clock_gettime(CLOCK_MONOTONIC) (the host'"'"'s vDSO, " cs ")"
-	desc["vdso_csf_snap"] = "__vdso_csf_snap()"
+	desc["vdso_csf_snap"] = "__vdso_coarse_stat_snap()"
 	desc["lib_csf_thread_snap"] = "csf_thread_snap() (library)"
 	print "# Snapshot cost on real hardware (make bench-snap-native)"
 	print ""
@@ -209,13 +209,13 @@ END {
 	print "| target | measured | wanted | verdict |"
 	print "|---|---:|---|---|"
 	v = x("image", "vdso_csf_snap")
-	printf "| __vdso_csf_snap() / (the image'"'"'s clock_gettime() + copy floor) | %.3fx (%.1f ns against %.1f + %.1f) | <= 1.2x | %s |\n",
+	printf "| __vdso_coarse_stat_snap() / (the image'"'"'s clock_gettime() + copy floor) | %.3fx (%.1f ns against %.1f + %.1f) | <= 1.2x | %s |\n",
 		v, mns("image", "vdso_csf_snap"), mns("image", "vdso_clock_mono"), mns("image", "copy"),
 		v <= 1.2 ? "PASS" : "MISS"
 	l = x("image", "lib_csf_thread_snap")
 	printf "| (csf_thread_snap() / the same) | %.3fx | | |\n", l
-	printf "| (without the LFENCE: __vdso_csf_snap() / the same) | %.3fx | | |\n", x("nolfence", "vdso_csf_snap")
-	printf "| (the LFENCE: __vdso_csf_snap() as built minus -L, medians) | %.1f ns | | |\n",
+	printf "| (without the LFENCE: __vdso_coarse_stat_snap() / the same) | %.3fx | | |\n", x("nolfence", "vdso_csf_snap")
+	printf "| (the LFENCE: __vdso_coarse_stat_snap() as built minus -L, medians) | %.1f ns | | |\n",
 		mns("image", "vdso_csf_snap") - mns("nolfence", "vdso_csf_snap")
 	print ""
 	print "v3'"'"'s targets were against the C floor with RDTSCP (1.05x and 1.1x); v4'"'"'s"

@@ -362,9 +362,9 @@ The coarse_stat kernel series adds four vDSO functions that copy a
 coarse_stat page consistently (sequence count), charge a pending wakeup
 and extrapolate the current bucket to CLOCK_MONOTONIC, read as
 clock_gettime() reads it, without a system call where clock_gettime()
-makes none: __vdso_csf_snap() and __vdso_csf_cpu_snap() on x86 (64-bit,
-x32 and i386; version LINUX_2.6), __kernel_csf_snap() and __kernel_csf_cpu_snap() on
-arm64 (version LINUX_2.6.39).  They are not libc functions: glibc has no
+makes none: __vdso_coarse_stat_snap() and __vdso_coarse_stat_cpu_snap() on
+x86 (64-bit, x32 and i386; version LINUX_2.6), __kernel_coarse_stat_snap()
+and __kernel_coarse_stat_cpu_snap() on arm64 (version LINUX_2.6.39).  They are not libc functions: glibc has no
 wrappers, and man-pages documents vDSO-only symbols in vdso(7).  Add an
 overview page in section 7 (like vdso(7)) with the pages, the read
 protocol, the CPU page's file /proc/coarse_stat_cpu and the functions'
@@ -399,8 +399,8 @@ with a FIXME comment until then.
 - coarse_stat(7): the pages (the CPU page, the CPU lines of \/proc\/stat
   in nanoseconds, is the file \/proc\/coarse_stat_cpu), the read
   protocol, and the vDSO functions
-  __vdso_csf_snap()\/__vdso_csf_cpu_snap() (x86) and
-  __kernel_csf_snap()\/__kernel_csf_cpu_snap() (arm64), which are not libc
+  __vdso_coarse_stat_snap()\/__vdso_coarse_stat_cpu_snap() (x86) and
+  __kernel_coarse_stat_snap()\/__kernel_coarse_stat_cpu_snap() (arm64), which are not libc
   functions; listed in vdso(7)\x27s tables.
 
 The base is not man-pages\x27 git HEAD but the release Debian packages,

@@ -4,7 +4,8 @@
 # PID 1 of the test guest booted by scripts/vm.sh.
 #
 # The root file system is the host's / over 9p, read-only.  Stage 1 puts a
-# tmpfs overlay on top of it and chroots into that; stage 2 mounts the API
+# tmpfs overlay on top of it and makes that the root with pivot_root (not a
+# chroot, in which unshare(CLONE_NEWUSER) fails); stage 2 mounts the API
 # file systems and the shared directory $VMDIR (read-write, at its host
 # path), runs $VMDIR/cmd, writes its exit status to $VMDIR/status and the
 # kernel taint to $VMDIR/tainted, and reboots (QEMU exits).  PID 1 must never exit:
@@ -38,6 +39,10 @@ if [ "${1:-}" != stage2 ]; then
 	mkdir -p /tmp/upper /tmp/work /tmp/root
 	if mount -t overlay -o lowerdir=/,upperdir=/tmp/upper,workdir=/tmp/work overlay /tmp/root; then
 		umount /proc
+		mount --make-rprivate / 2>/dev/null
+		cd /tmp/root && mkdir -p .oldroot && pivot_root . .oldroot &&
+			exec chroot . "$0" stage2
+		echo "guest-init: pivot_root failed: a chroot (no user namespaces)" >&2
 		exec chroot /tmp/root "$0" stage2
 	fi
 	echo "guest-init: no overlay: the root stays read-only (tmpfs on /tmp, /run, /var/tmp, /root)" >&2

@@ -49,6 +49,7 @@ struct thr {
 	size_t		size;
 	int		fd;		/* polled; -1 once read or mapping only */
 	pid_t		pid;		/* the process, as cstime sees it */
+	pid_t		tid;		/* the thread, as cstime sees it (fdinfo) */
 	unsigned int	how;		/* enum cst_how */
 	bool		done;		/* @s holds the values, @pg is gone */
 	bool		running;	/* not final at the end: values to then */
@@ -215,6 +216,27 @@ static void set_comm(char *dst, const char *src)
 	dst[CST_COMM_LEN - 1] = '\0';
 }
 
+/*
+ * The owner of the thread page of @fd as cstime's PID namespace sees it: the
+ * "tid:" line of its fdinfo (the page holds no ID), or @fallback.
+ */
+static pid_t fd_owner(int fd, pid_t fallback)
+{
+	char path[64], line[128];
+	pid_t tid = fallback;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return fallback;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "tid: %d", &tid) == 1)
+			break;
+	fclose(f);
+	return tid > 0 ? tid : fallback;
+}
+
 static void add_page(int fd, pid_t pid, const struct cst_msg *m)
 {
 	const struct coarse_stat_thread_page *pg;
@@ -245,6 +267,7 @@ static void add_page(int fd, pid_t pid, const struct cst_msg *m)
 	t->pg = pg;
 	t->size = st.st_size;
 	t->pid = pid;
+	t->tid = fd_owner(fd, m->tid);
 	t->how = m->how;
 	t->handle = m->handle;
 	set_comm(t->comm, m->comm);
@@ -283,7 +306,7 @@ static void rename_thr(pid_t pid, const struct cst_msg *m)
 
 		if (t->pid != pid || thr_final(t))
 			continue;
-		if (m->tid ? (uint32_t)m->tid == t->pg->tid :
+		if (m->tid ? m->tid == t->tid :
 			     m->handle == t->handle) {
 			set_comm(t->comm, m->comm);
 			return;
@@ -449,7 +472,7 @@ static uint64_t key_val(const struct thr *t, enum sort_key k)
 	case K_MIGRATE:	return p->nr_migrate;
 	case K_FAULTS:	return p->min_flt + p->maj_flt;
 	case K_IO:	return p->read_bytes + p->write_bytes;
-	case K_TID:	return p->tid;
+	case K_TID:	return t->tid;
 	case K_PID:	return t->pid;
 	default:	return 0;
 	}
@@ -467,8 +490,8 @@ static int cmp_thr(const void *a, const void *b)
 		return (vx < vy) == asc ? -1 : 1;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
-	if (x->s.p.tid != y->s.p.tid)
-		return x->s.p.tid < y->s.p.tid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
 	return x->s.p.start_ns < y->s.p.start_ns ? -1 :
 	       x->s.p.start_ns > y->s.p.start_ns;
 }
@@ -691,8 +714,8 @@ static void report(struct run *r)
 		if (r->json) {
 			fprintf(f, "{\"type\":\"thread\",\"comm\":");
 			json_str(f, t->comm);
-			fprintf(f, ",\"pid\":%d,\"tid\":%u,\"final\":%s,",
-				t->pid, t->s.p.tid,
+			fprintf(f, ",\"pid\":%d,\"tid\":%d,\"final\":%s,",
+				t->pid, t->tid,
 				t->running ? "false" : "true");
 			print_json_vals(f, &v);
 			fprintf(f, ",\"start_ns\":%llu,\"end_ns\":%llu}\n",
@@ -700,7 +723,7 @@ static void report(struct run *r)
 				(unsigned long long)t->s.p.last_switch_ns);
 		} else {
 			snprintf(pid, sizeof(pid), "%d", t->pid);
-			snprintf(tid, sizeof(tid), "%u", t->s.p.tid);
+			snprintf(tid, sizeof(tid), "%d", t->tid);
 			print_text_line(f, t->comm, pid, tid, &v,
 					t->running ? "  (still running)" : "");
 		}

@@ -422,7 +422,7 @@ static void pgcs_done(const struct csf_snap *a, const struct csf_snap *b,
 	struct pgcs_counters d;
 	int i;
 
-	if (p->tid != q->tid || p->start_ns != q->start_ns)
+	if (p->start_ns != q->start_ns)
 		return;		/* not the same page: cannot happen */
 	d.calls = 1;
 	d.wall_ns = (int64)(b->time_ns - a->time_ns);
