@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The futex ping-pong of cs_bench -i, shared by bench/cs_pingpong.c and
- * bench/bpf/cs_bpf.c (cs_bench.c, in the series' selftests, keeps its own
- * copy).  A round trip: ping stores 1 and wakes, waits while the word is 1;
+ * bench/bpf/cs_bpf.c (bench/cs_bench.c keeps its own copy).  A round trip: ping stores 1 and wakes, waits while the word is 1;
  * pong waits while it is 0, stores 0 and wakes.  Two context switches per
  * round trip with both threads on one CPU; with one thread per CPU, each
  * side's switch to idle and back.
@@ -59,7 +58,7 @@ static inline void pong(int *w, unsigned long n)
  * process's private futex hash has 16 buckets (7.3, two CPUs), so the
  * running pair's word can share a bucket with that waiter and every
  * wakeup walk past it, in some runs and not others (tens of instructions
- * per switch; cs_bench, which the series carries, does the same).
+ * per switch; cs_bench does the same).
  */
 static inline void pp_post(int fd)
 {

@@ -56,6 +56,7 @@ work=$BUILD_ROOT/bench-snap-native
 mkdir -p "$work" "$out"
 hdr=$(uapi_headers "$work/hdr") || die "the series' UAPI headers did not install"
 gcc -O2 -Wall -pthread -isystem "$hdr" -I "$linux/tools/testing/selftests/coarse_stat" \
+	-I "$linux/tools/lib/coarse_stat" \
 	-o "$work/cs_snap_native" "$top/bench/cs_snap_native.c" || die "cs_snap_native did not build"
 
 # The time data's layout: what cs_snap_native writes against the image's DWARF.

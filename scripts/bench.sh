@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make bench: run cs_bench (tools/testing/selftests/coarse_stat/cs_bench.c) in
+# make bench: run cs_bench (bench/cs_bench.c; scripts/build-cs-bench.sh) in
 # guests booted with kernels without debug options, and write the results.
 #
 #   scripts/bench.sh			build, boot, run, write the results
@@ -529,9 +529,7 @@ measure() {
 	# Built afresh: LINUX= may name another tree than the last run's, whose
 	# sources can be older than the binary (a stale cs_bench of another
 	# UAPI layout).
-	rm -f "$work/bin/cs_bench"
-	make -s -C "$linux/tools/testing/selftests/coarse_stat" OUTPUT="$work/bin" \
-		KHDR_INCLUDES="-isystem $uapi" "$work/bin/cs_bench" >/dev/null
+	"$top/scripts/build-cs-bench.sh" "$linux" "$uapi" "$work/bin/cs_bench"
 	bin=$work/bin/cs_bench
 	# The before kernel's own cs_bench, against its own UAPI headers.
 	if [ -n "$before" ]; then
@@ -540,9 +538,7 @@ measure() {
 			{ log "$before_src is not at $before (BENCH_BUILD=0 with another BENCH_BEFORE?)"; exit 1; }
 		uapi=$(LINUX=$before_src BENCH_NICE=$nice uapi_headers "$work/hdr-before") || exit 1
 		mkdir -p "$work/bin-before"
-		rm -f "$work/bin-before/cs_bench"
-		make -s -C "$before_src/tools/testing/selftests/coarse_stat" OUTPUT="$work/bin-before" \
-			KHDR_INCLUDES="-isystem $uapi" "$work/bin-before/cs_bench" >/dev/null
+		"$top/scripts/build-cs-bench.sh" "$before_src" "$uapi" "$work/bin-before/cs_bench"
 		bins[before]=$work/bin-before/cs_bench
 		git -C "$before_src" describe --tags --always >"$work/before.rev"
 	fi
@@ -707,7 +703,7 @@ END {
 		print ""
 	}
 	print "Raw figures of every boot: results.tsv.  How it is measured: the comment at"
-	print "the top of tools/testing/selftests/coarse_stat/cs_bench.c and scripts/bench.sh."
+	print "the top of bench/cs_bench.c and scripts/bench.sh."
 }
 function snap_section() {
 	print "## Snapshot cost, same thread"

@@ -47,5 +47,13 @@ rm -rf "$install"
 make -s -C "$src/tools/testing/selftests" O="$out" "${xmake[@]}" KSFT_INSTALL_PATH="$install" \
 	-j"$jobs" TARGETS="$targets" install >/dev/null
 [ -x "$install/run_kselftest.sh" ] || { echo "build-selftests: nothing installed in $install" >&2; exit 1; }
+# The benchmark is the project's since v5 (bench/cs_bench.c), installed
+# with the tests for the scripts that run it in a guest.
+if [ "$targets" = coarse_stat ] && [ ! -x "$install/coarse_stat/cs_bench" ]; then
+	cross=
+	[ "${ARCH:-x86}" != arm64 ] || cross=aarch64-linux-gnu-
+	CROSS_COMPILE=$cross "$top/scripts/build-cs-bench.sh" "$src" \
+		"$out/usr/include" "$install/coarse_stat/cs_bench"
+fi
 echo "$targets" >"$install/TARGETS"
 echo "build-selftests: $targets -> $install ($(wc -l <"$install/kselftest-list.txt") programs)"
