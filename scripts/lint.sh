@@ -157,6 +157,29 @@ for p in "${plist[@]}"; do
 done
 [ ${#plist[@]} -gt 0 ] || note "patches/series is empty: no patches to check"
 
+# --- a series a maintainer reads in one sitting ---------------------------
+# No patch over 1,500 lines, and a cover letter whose text (from the line
+# after its Subject to the shortlog) is at most 150 lines.  BASE=7.3 only:
+# the 6.12 backport is still v4, whose patches were longer.
+if [ "${BASE:-7.3}" = 7.3 ]; then
+	long=$(for p in "${plist[@]}"; do
+		n=$(wc -l <"$patches/$p")
+		[ "$n" -le 1500 ] || echo "  $p: $n lines"
+	done)
+	[ -z "$long" ] || echo "lint: patches over 1,500 lines:"$'\n'"$long"
+	[ -z "$long" ]
+	result "no patch of the ${#plist[@]} over 1,500 lines" $?
+	cover=$patches/0000-cover-letter.patch
+	if [ -f "$cover" ]; then
+		# the lines between the blank line after the headers and the one
+		# before the shortlog
+		n=$(awk '/^Subject:/ { s = 1; next } s && /^coarse_stat developers \([0-9]+\):$/ { exit }
+			 s { n++ } END { print n - 2 }' "$cover")
+		[ "$n" -le 150 ]
+		result "the cover letter's text is $n lines (at most 150)" $?
+	fi
+fi
+
 # --- shellcheck -----------------------------------------------------------
 if command -v shellcheck >/dev/null; then
 	for s in "$top"/scripts/*.sh "$top"/selftests/*.sh "$top"/.ci/run; do
