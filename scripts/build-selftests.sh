@@ -55,5 +55,19 @@ if [ "$targets" = coarse_stat ] && [ ! -x "$install/coarse_stat/cs_bench" ]; the
 	CROSS_COMPILE=$cross "$top/scripts/build-cs-bench.sh" "$src" \
 		"$out/usr/include" "$install/coarse_stat/cs_bench"
 fi
+# The tests the project keeps outside the series (selftests/extra, since
+# v5), installed beside the series' and listed with them; a tree that still
+# carries them in its selftests (the 6.12 backport until it carries v5)
+# has built its own.
+sd=$src/tools/testing/selftests/coarse_stat
+if [ "$targets" = coarse_stat ] && [ ! -f "$sd/t_fuzz.c" ]; then
+	cross=
+	[ "${ARCH:-x86}" != arm64 ] || cross=aarch64-linux-gnu-
+	make -s -C "$top/selftests/extra" TREE="$src" UAPI="$out/usr/include" \
+		OUT="$install/coarse_stat" CROSS_COMPILE=$cross -j"$jobs" >/dev/null
+	for t in $(make -s -C "$top/selftests/extra" TREE=. UAPI=. OUT=. tests); do
+		echo "coarse_stat:$t" >>"$install/kselftest-list.txt"
+	done
+fi
 echo "$targets" >"$install/TARGETS"
 echo "build-selftests: $targets -> $install ($(wc -l <"$install/kselftest-list.txt") programs)"

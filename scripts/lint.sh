@@ -178,6 +178,16 @@ if [ "${BASE:-7.3}" = 7.3 ]; then
 		[ "$n" -le 150 ]
 		result "the cover letter's text is $n lines (at most 150)" $?
 	fi
+	# The selftests the series adds, net (all their files are new): at
+	# most 10,000 lines.
+	n=$(for p in "${plist[@]}"; do cat "$patches/$p"; done | awk '
+		/^From [0-9a-f]+ / || /^-- $/ { t = 0; next }
+		/^diff --git / { t = ($3 ~ /^a\/tools\/testing\/selftests\/coarse_stat\//); next }
+		/^(\+\+\+|---) / { next }
+		t && /^\+/ { n++ } t && /^-/ { n-- }
+		END { print n + 0 }')
+	[ "$n" -le 10000 ]
+	result "the series' selftests are $n lines (at most 10,000)" $?
 fi
 
 # --- shellcheck -----------------------------------------------------------

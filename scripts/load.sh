@@ -9,7 +9,7 @@
 # N busy loops (default: nproc), at normal priority, are killed when COMMAND
 # ends or the script is interrupted; the exit status is COMMAND's.  Under
 # single-threaded QEMU TCG a loaded host makes the guest's vCPUs stand
-# still longer while their clocks run on (selftests/coarse_stat/cs_stall
+# still longer while their clocks run on (selftests/extra/cs_stall.c
 # measures it in the guest).
 set -uo pipefail
 
