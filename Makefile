@@ -93,11 +93,13 @@ else
 	@scripts/bench.sh
 endif
 
-bpf: ## build bench/bpf/cs_bpf, the BPF version of the thread page (clang, libbpf, bpftool), into build/bpf/
+bpf: ## build bench/bpf/cs_bpf, the BPF version of the thread page (clang, clang-22, libbpf and bpftool from linux/tools), into build/bpf/
 	@scripts/deps.sh bpf || true
+	@command -v clang-22 >/dev/null && command -v llvm-objdump-22 >/dev/null || \
+		echo "bpf: the __uptr version needs clang-22 and llvm-22 (Debian 12's archive): apt-get install clang-22 llvm-22" >&2
 	@$(MAKE) --no-print-directory -C bench/bpf O=$(CURDIR)/build/bpf
 
-bench-bpf: bpf ## boot the base and patched O2 bench kernels, run cs_bpf check and bench (icount and wall clock), then the rseq prototype's kernel with cs_rseq check and bench (BENCH_BPF_RSEQ=0: not); write Documentation/bench/bpf/ and the four-way table (Documentation/bench/compare.md)
+bench-bpf: bpf ## boot the base and patched O2 bench kernels (BENCH_BPF_BOOTS=N times each: least and spread per row), run cs_bpf bench and its checks (first, tuned, __uptr; empty programs; icount and wall clock), then the rseq prototype's kernel with cs_rseq check and bench (BENCH_BPF_RSEQ=0: not); write Documentation/bench/bpf/ and the four-way table (Documentation/bench/compare.md)
 	@scripts/bench-bpf.sh
 
 bench-cache: ## cache lines and L1D/L2 misses per futex round trip (key off, key on, registered; 1 and 2 CPUs) in a QEMU TCG cache model (plugins built from Debian's qemu source), by kernel function; build/bench-cache/results.md

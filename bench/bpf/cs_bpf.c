@@ -3,7 +3,7 @@
  * cs_bpf: loader, checks and benchmark of the BPF version of the coarse_stat
  * thread page (cs_bpf.bpf.c; project issue 26, not part of the series).
  *
- *   cs_bpf [--tuned [--live]] check [--break-wakeup]
+ *   cs_bpf [--tuned [--live] | --uptr] check [--break-wakeup]
  *					correctness checks, TAP-like, last line
  *					"N passed, N failed"; --break-wakeup
  *					loads the programs without the wakeup
@@ -17,7 +17,12 @@
  * --tuned: the tuned version (cs_bpf_tuned.bpf.c, issue 39): for check,
  * instead of the first one; for bench, its states measured after the first
  * version's in the same run.  --live: the tuned version with its wakeup
- * program, for the cross-thread view.
+ * program, for the cross-thread view.  --uptr: the __uptr version
+ * (cs_bpf_uptr.bpf.c, issue 51: the tuned accounting, the page in the
+ * thread's own memory through a __uptr in its task storage, the close a
+ * store-release) for check, with the checks that no other thread or
+ * process can write a registered thread's page; bench always measures it,
+ * and the empty programs (cs_bpf_empty.bpf.c), after the tuned states.
  *
  * bench states, each on 1 CPU (both threads pinned to the first CPU) and 2:
  *   base		BPF not loaded
@@ -30,6 +35,14 @@
  *   tuned_unreg		another thread registered (links attached), the pair not
  *   tuned_reg		both threads of the pair registered
  *   tuned_live_unreg, tuned_live_reg	the same with the wakeup program
+ *   uptr_unreg		(--tuned) the __uptr version, another thread
+ *			registered (links attached), the pair not
+ *   uptr_reg		the __uptr version, both threads registered
+ *   empty_switch	(--tuned) an empty program on sched_switch: the
+ *			dispatch alone (what tuned_unreg and uptr_unreg pay
+ *			before their own test of task->bpf_storage)
+ *   empty_live		empty programs on sched_switch and sched_wakeup
+ *			(the live view's pair of tracepoints)
  *   series_unreg	(patched kernel only) BPF not loaded, another thread
  *			registered with the series (its static key on), the pair not
  *   series_reg		(patched kernel only) both registered with the series
@@ -74,6 +87,8 @@
 #include "cs_bpf.h"
 #include "cs_bpf.skel.h"
 #include "cs_bpf_tuned.skel.h"
+#include "cs_bpf_uptr.skel.h"
+#include "cs_bpf_empty.skel.h"
 #include "../pingpong.h"
 /* The series' user library (linux/tools/lib/coarse_stat), read-only. */
 #include "coarse_stat.h"
@@ -101,6 +116,14 @@ static int next_slot;
  */
 static bool tuned, live;
 static struct cs_bpf_tuned *tskel;
+/*
+ * The __uptr version: uptr implies tuned (the same accounting, links and
+ * checks) but for its skeleton, the page (the thread's own, struct reg's
+ * upage) and the checks of who can write it.
+ */
+static bool uptr;
+static struct cs_bpf_uptr *uskel;
+static struct cs_bpf_empty *eskel;	/* bench: the empty programs */
 static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
 static int nr_users;
 #define NR_TLINKS	3
@@ -166,10 +189,35 @@ static int map_pages(void)
 }
 
 /* The tuned version: loaded, not attached (no thread registered yet). */
+static int uptr_load(bool break_runq)
+{
+	int err;
+
+	uskel = cs_bpf_uptr__open();
+	if (!uskel) {
+		fprintf(stderr, "cs_bpf: open (uptr): %s\n", strerror(errno));
+		return -1;
+	}
+	uskel->rodata->break_runq = break_runq;
+	err = cs_bpf_uptr__load(uskel);
+	if (err) {
+		fprintf(stderr, "cs_bpf: load (uptr): %s\n", strerror(-err));
+		cs_bpf_uptr__destroy(uskel);
+		uskel = NULL;
+		return -1;
+	}
+	regs_fd = bpf_map__fd(uskel->maps.regs);
+	pages_fd = -1;
+	pages_map = NULL;
+	return 0;
+}
+
 static int tuned_load(bool break_runq)
 {
 	int err;
 
+	if (uptr)
+		return uptr_load(break_runq);
 	tskel = cs_bpf_tuned__open();
 	if (!tskel) {
 		fprintf(stderr, "cs_bpf: open (tuned): %s\n", strerror(errno));
@@ -207,8 +255,9 @@ static void tuned_detach(void)
 static int tuned_attach(void)
 {
 	struct bpf_program *progs[NR_TLINKS] = {
-		tskel->progs.cs_switch, tskel->progs.cs_exec,
-		live ? tskel->progs.cs_wakeup : NULL,
+		uptr ? uskel->progs.cs_switch : tskel->progs.cs_switch,
+		uptr ? uskel->progs.cs_exec : tskel->progs.cs_exec,
+		live && !uptr ? tskel->progs.cs_wakeup : NULL,
 	};
 	struct bpf_link_info info;
 	__u32 len;
@@ -294,6 +343,11 @@ static int bpf_load(bool break_wakeup)
 
 static void bpf_unload(void)
 {
+	if (uskel) {
+		tuned_detach();
+		cs_bpf_uptr__destroy(uskel);
+		uskel = NULL;
+	}
 	if (tskel) {
 		tuned_detach();
 		munmap((void *)pages_map, (size_t)CS_BPF_MAX_SLOTS * CS_BPF_PAGE_SIZE);
@@ -311,6 +365,7 @@ struct reg {
 	int	pidfd;
 	int	slot;
 	const struct cs_bpf_page *pg;
+	void	*upage;		/* --uptr: the thread's own page, mmap()ed */
 };
 
 /*
@@ -347,14 +402,78 @@ static void treg_init(struct cs_bpf_treg *v, int slot)
  * Register the calling thread: its page first (the programs do not touch it
  * yet), then the task storage that makes the programs see the thread.
  */
+/*
+ * The __uptr version's registration of the calling thread: a page of its
+ * own (anonymous, private), initialised, then its address in the task
+ * storage of its own pidfd; the kernel pins it (FOLL_WRITE: it must be
+ * writable then).  After that the thread maps it read-only: the programs
+ * write it through the kernel's mapping of the pinned page, the thread
+ * only reads, as it reads the series' page.
+ */
+static int ureg_make(struct cs_bpf_ureg *v, void **page)
+{
+	struct cs_bpf_page *pg;
+	struct cs_bpf_treg tv;
+
+	*page = mmap(NULL, CS_BPF_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*page == MAP_FAILED) {
+		*page = NULL;
+		return -1;
+	}
+	pg = *page;
+	pg->tid = gettid_();
+	pg->cpu = sched_getcpu();
+	pg->state = CS_BPF_ONCPU;
+	pg->start_ns = pg->last_switch_ns = now_ns();
+	treg_init(&tv, 0);
+	memset(v, 0, sizeof(*v));
+	v->pg = pg;
+	v->run_delay = tv.run_delay;
+	v->nr_migrations = tv.nr_migrations;
+	return 0;
+}
+
+static int ureg_self(struct reg *r)
+{
+	struct cs_bpf_ureg v;
+	int err;
+
+	r->pidfd = syscall(SYS_pidfd_open, gettid_(), PIDFD_THREAD);
+	if (r->pidfd < 0)
+		return -1;
+	if (ureg_make(&v, &r->upage))
+		return -1;
+	if (bpf_map_update_elem(regs_fd, &r->pidfd, &v, BPF_NOEXIST) ||
+	    mprotect(r->upage, CS_BPF_PAGE_SIZE, PROT_READ))
+		goto fail;
+	if (users_get()) {
+		bpf_map_delete_elem(regs_fd, &r->pidfd);
+		goto fail;
+	}
+	r->slot = -1;
+	r->pg = r->upage;
+	return 0;
+fail:
+	err = errno;
+	munmap(r->upage, CS_BPF_PAGE_SIZE);
+	r->upage = NULL;
+	errno = err;
+	return -1;
+}
+
 static int reg_self(struct reg *r)
 {
 	struct cs_bpf_slot init;
 	struct cs_bpf_reg v = { 0 };
-	int slot = __atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED);
+	int slot;
 
 	r->pidfd = -1;
 	r->pg = NULL;
+	r->upage = NULL;
+	if (uptr)
+		return ureg_self(r);
+	slot = __atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED);
 	if (slot >= CS_BPF_MAX_SLOTS) {
 		errno = ENOSPC;
 		return -1;
@@ -404,6 +523,10 @@ static void unreg_self(struct reg *r)
 	close(r->pidfd);
 	r->pidfd = -1;
 	r->pg = NULL;
+	/* The storage is gone: the kernel unpinned the page. */
+	if (r->upage)
+		munmap(r->upage, CS_BPF_PAGE_SIZE);
+	r->upage = NULL;
 }
 
 /* --- the read: sequence loop, then extrapolation to now ------------------- */
@@ -1041,6 +1164,369 @@ unpin:
 	rmdir(PIN_DIR);
 }
 
+#define UPIN_DIR	"/sys/fs/bpf/cs_bpf_uptr"
+
+/*
+ * --uptr: the same unprivileged registration and exec end as the tuned
+ * version's check_unpriv_exec(), with only the task storage map pinned
+ * (0666 for the test): the child registers a page of its own.  The exec
+ * program deletes the storage, which unpins the page.
+ */
+struct uunpriv_res {
+	int err;
+	int step;
+	int create_errno;
+	uid_t uid;
+	int64_t sleep, sum_diff, wall;
+};
+
+static int pin_regs(void)
+{
+	struct statfs sfs;
+
+	if (statfs("/sys/fs/bpf", &sfs) || sfs.f_type != BPF_FS_MAGIC) {
+		if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0755"))
+			return -1;
+	}
+	mkdir(UPIN_DIR, 0755);
+	unlink(UPIN_DIR "/regs");
+	if (bpf_obj_pin(regs_fd, UPIN_DIR "/regs") || chmod(UPIN_DIR "/regs", 0666))
+		return -1;
+	return 0;
+}
+
+static void unpin_regs(void)
+{
+	unlink(UPIN_DIR "/regs");
+	rmdir(UPIN_DIR);
+}
+
+static int drop_to_nobody(void)
+{
+	return setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	       setresuid(65534, 65534, 65534) ? -1 : 0;
+}
+
+static void uunpriv_child(int out, int go)
+{
+	struct uunpriv_res res = { 0 };
+	struct timespec ts = { 0, 50000000 };
+	struct cs_bpf_ureg v;
+	struct snap a, b;
+	void *page = NULL;
+	int rfd, pidfd, fd;
+	char c;
+
+#define STEP(n, cond) do { res.step = (n); if (!(cond)) { res.err = errno ? errno : EINVAL; goto out; } } while (0)
+	STEP(1, !drop_to_nobody());
+	res.uid = geteuid();
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+	res.create_errno = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	STEP(2, (rfd = bpf_obj_get(UPIN_DIR "/regs")) >= 0);
+	STEP(3, (pidfd = syscall(SYS_pidfd_open, getpid(), 0)) >= 0);
+	STEP(4, !ureg_make(&v, &page));
+	STEP(5, !bpf_map_update_elem(rfd, &pidfd, &v, BPF_NOEXIST));
+	STEP(6, !mprotect(page, CS_BPF_PAGE_SIZE, PROT_READ));
+	snap_read(page, &a);
+	nanosleep(&ts, NULL);
+	snap_read(page, &b);
+	res.sleep = D(&b, &a, bucket_ns[CS_BPF_SLEEP]);
+	res.wall = (int64_t)b.wall;
+	res.sum_diff = (int64_t)(bsum(&b) - b.wall);
+	res.step = 0;
+out:
+#undef STEP
+	if (write(out, &res, sizeof(res)) != sizeof(res) || res.err)
+		_exit(1);
+	if (read(go, &c, 1) != 1)
+		_exit(1);
+	execl("/bin/sleep", "sleep", "3", (char *)NULL);
+	_exit(1);
+}
+
+static void check_uptr_unpriv_exec(void)
+{
+	const char *n1 = "unprivileged registration of its own page through the bpffs-pinned task storage";
+	const char *n2 = "exec ends the registration (sched_process_exec)";
+	int out[2], go[2], pidfd = -1, i, found_before, found_after = 1;
+	uint32_t ended0 = uskel->bss->nr_exec_ended, ended1;
+	struct uunpriv_res res;
+	struct cs_bpf_ureg v;
+	pid_t pid;
+	char c = 'x';
+
+	if (pipe2(out, O_CLOEXEC) || pipe2(go, O_CLOEXEC)) {
+		result(n1, false, "pipe: %s", strerror(errno));
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(out[0]);
+		close(go[1]);
+		uunpriv_child(out[1], go[0]);
+	}
+	close(out[1]);
+	close(go[0]);
+	if (pid > 0)
+		pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pid < 0 || pidfd < 0 || read(out[0], &res, sizeof(res)) != sizeof(res)) {
+		result(n1, false, "fork/pidfd/child: %s", strerror(errno));
+		goto reap;
+	}
+	if (res.err) {
+		result(n1, false, "the child failed at step %d: %s", res.step, strerror(res.err));
+		goto reap;
+	}
+	result(n1, res.uid == 65534 && res.create_errno == EPERM &&
+	       res.sleep >= 50000000 && res.sleep < 60000000 &&
+	       res.sum_diff <= SUM_SLACK_NS && res.sum_diff >= -SUM_SLACK_NS,
+	       "uid %u, creating a map: %s; its page: a 50 ms sleep +%.3f ms, sum - wall %lld ns of %.3f ms",
+	       res.uid, strerror(res.create_errno), res.sleep / 1e6, (long long)res.sum_diff,
+	       res.wall / 1e6);
+	found_before = bpf_map_lookup_elem(regs_fd, &pidfd, &v) == 0;
+	if (write(go[1], &c, 1) != 1 || read(out[0], &c, 1) != 0) {
+		result(n2, false, "the child did not exec");
+		goto reap;
+	}
+	for (i = 0; i < 100 && found_after; i++) {
+		found_after = bpf_map_lookup_elem(regs_fd, &pidfd, &v) == 0;
+		if (found_after)
+			usleep(10000);
+	}
+	ended1 = uskel->bss->nr_exec_ended;
+	result(n2, found_before && !found_after && ended1 == ended0 + 1,
+	       "storage before exec %s, after %s; exec-ended registrations +%u",
+	       found_before ? "present" : "ABSENT", found_after ? "PRESENT" : "deleted",
+	       ended1 - ended0);
+reap:
+	close(out[0]);
+	close(go[1]);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+/*
+ * --uptr: nobody else writes a registered thread's page.  A registered
+ * thread V (a thread of its own here) and two other processes:
+ *
+ * 1. F, forked from V's process, holds a copy of V's mapping: it makes its
+ *    copy writable and fills it with 0xa5.  The kernel copied the pinned
+ *    page at fork (a pinned anonymous page is not shared copy-on-write), so
+ *    V's page must not change: tid, buckets summing to the wall time, and
+ *    the programs go on writing it.
+ * 2. A, unprivileged, with the task storage map from bpffs (0666) and a
+ *    pidfd of V's thread: BPF_NOEXIST fails (EEXIST); BPF_ANY with a page of
+ *    A's own succeeds, and the kernel pins A's page, from A's mm: the only
+ *    memory a registrant can give the programs is its own, so A cannot
+ *    write V's page.  What A can do with such a map is take V's
+ *    registration over: V's switches then go to A's page and V's page
+ *    stops.  That is reported (a "# note"), not counted: a deployment that
+ *    hands the map to untrusted users gives them that; one that does not
+ *    (a daemon registering callers with their own pidfd) does not.
+ */
+struct iso {
+	int err;
+	const char *what;
+	int64_t sum_diff;
+	uint32_t tid_after, tid;
+	uint64_t sw_before, sw_after;	/* V's page over V's 10 sleeps, after F */
+	int noexist_errno, any_errno;	/* A's updates */
+	uint64_t a_sw;			/* switch-ins A's page got from V */
+	uint32_t a_tid;			/* the tid A wrote on its page */
+	uint64_t v_sw0, v_sw1;		/* V's page over V's sleeps after A */
+	uint32_t v_tid;			/* V's page's tid after A */
+	int a_step, a_err;
+};
+
+struct a_res {
+	int step, err;
+	int noexist_errno, any_errno;
+	uint64_t sw;
+	uint32_t tid;
+};
+
+static void attacker_child(pid_t vtid, int out, int go)
+{
+	struct a_res res = { 0 };
+	struct cs_bpf_ureg v;
+	void *page = NULL;
+	int rfd, pidfd;
+	char c;
+
+#define STEP(n, cond) do { res.step = (n); if (!(cond)) { res.err = errno ? errno : EINVAL; goto out; } } while (0)
+	STEP(1, !drop_to_nobody());
+	STEP(2, (rfd = bpf_obj_get(UPIN_DIR "/regs")) >= 0);
+	STEP(3, (pidfd = syscall(SYS_pidfd_open, vtid, PIDFD_THREAD)) >= 0);
+	STEP(4, !ureg_make(&v, &page));
+	res.noexist_errno = bpf_map_update_elem(rfd, &pidfd, &v, BPF_NOEXIST) ? errno : 0;
+	res.any_errno = bpf_map_update_elem(rfd, &pidfd, &v, BPF_ANY) ? errno : 0;
+	res.step = 0;
+out:
+#undef STEP
+	if (write(out, &res, sizeof(res)) != sizeof(res))
+		_exit(1);
+	/* V sleeps 10 times; then A reads what its page got. */
+	if (read(go, &c, 1) != 1)
+		_exit(1);
+	if (page) {
+		res.sw = __atomic_load_n(&((struct cs_bpf_page *)page)->nr_switch_in,
+					 __ATOMIC_ACQUIRE);
+		res.tid = ((struct cs_bpf_page *)page)->tid;
+	}
+	if (write(out, &res, sizeof(res)) != sizeof(res))
+		_exit(1);
+	_exit(0);
+}
+
+static void sleeps(int n)
+{
+	struct timespec ts = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < n; i++)
+		nanosleep(&ts, NULL);
+}
+
+static void *iso_thread(void *data)
+{
+	struct iso *is = data;
+	struct snap a, b;
+	struct reg r;
+	int out[2], go[2], st;
+	pid_t pid;
+	char c = 'x';
+
+	if (reg_self(&r)) {
+		is->err = errno;
+		is->what = "register";
+		return NULL;
+	}
+	is->tid = gettid_();
+	/* 1. F scribbles over its copy. */
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (mprotect(r.upage, CS_BPF_PAGE_SIZE, PROT_READ | PROT_WRITE))
+			_exit(2);
+		memset(r.upage, 0xa5, CS_BPF_PAGE_SIZE);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		is->err = pid < 0 ? errno : EIO;
+		is->what = "the forked writer";
+		goto out;
+	}
+	snap_read(r.pg, &a);
+	sleeps(10);
+	snap_read(r.pg, &b);
+	is->sum_diff = (int64_t)(bsum(&b) - b.wall);
+	is->tid_after = b.p.tid;
+	is->sw_before = a.p.nr_switch_in;
+	is->sw_after = b.p.nr_switch_in;
+	/* 2. A takes the registration over with its own page. */
+	if (pipe2(out, O_CLOEXEC) || pipe2(go, O_CLOEXEC)) {
+		is->err = errno;
+		is->what = "pipe";
+		goto out;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(out[0]);
+		close(go[1]);
+		attacker_child(is->tid, out[1], go[0]);
+	}
+	close(out[1]);
+	close(go[0]);
+	{
+		struct a_res res;
+
+		if (pid < 0 || read(out[0], &res, sizeof(res)) != sizeof(res)) {
+			is->err = EIO;
+			is->what = "the other process";
+		} else {
+			is->a_step = res.step;
+			is->a_err = res.err;
+			is->noexist_errno = res.noexist_errno;
+			is->any_errno = res.any_errno;
+			snap_read(r.pg, &a);
+			sleeps(10);
+			snap_read(r.pg, &b);
+			is->v_sw0 = a.p.nr_switch_in;
+			is->v_sw1 = b.p.nr_switch_in;
+			is->v_tid = b.p.tid;
+			if (write(go[1], &c, 1) != 1 ||
+			    read(out[0], &res, sizeof(res)) != sizeof(res)) {
+				is->err = EIO;
+				is->what = "the other process's second report";
+			} else {
+				is->a_sw = res.sw;
+				is->a_tid = res.tid;
+			}
+		}
+	}
+	close(out[0]);
+	close(go[1]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+out:
+	/* Deletes the storage: unpins whichever page it holds now. */
+	unreg_self(&r);
+	return NULL;
+}
+
+static void check_uptr_isolation(void)
+{
+	const char *n1 = "a forked process's writes to its copy of the page do not reach the thread's page";
+	const char *n2 = "another process cannot write the thread's page: its update pins its own page";
+	struct iso is;
+	pthread_t th;
+
+	memset(&is, 0, sizeof(is));
+	pthread_create(&th, NULL, iso_thread, &is);
+	pthread_join(th, NULL);
+	if (is.err && !is.sw_after) {
+		result(n1, false, "%s: %s", is.what, strerror(is.err));
+		return;
+	}
+	result(n1, is.tid_after == is.tid && is.sum_diff <= SUM_SLACK_NS &&
+	       is.sum_diff >= -SUM_SLACK_NS && is.sw_after >= is.sw_before + 10,
+	       "after the copy was filled with 0xa5: page tid %u (thread %u), sum - wall %lld ns, switch-ins over 10 sleeps +%llu",
+	       is.tid_after, is.tid, (long long)is.sum_diff,
+	       (unsigned long long)(is.sw_after - is.sw_before));
+	if (is.err) {
+		result(n2, false, "%s: %s", is.what, strerror(is.err));
+		return;
+	}
+	if (is.a_err) {
+		result(n2, false, "the other process failed at step %d: %s", is.a_step,
+		       strerror(is.a_err));
+		return;
+	}
+	/*
+	 * BPF_NOEXIST may not replace the registration.  BPF_ANY either fails
+	 * or pins A's page: then the thread's switches over its 10 sleeps go
+	 * there (A's page counts them from 0).  Either way the thread's page
+	 * still holds the thread's tid and nothing of A's, and does not move
+	 * while A holds the registration.
+	 */
+	result(n2, is.noexist_errno == EEXIST && is.v_tid == is.tid &&
+	       (is.any_errno ? is.v_sw1 > is.v_sw0 : is.a_sw >= 10 && is.v_sw1 == is.v_sw0),
+	       "uid 65534 with the pinned map: BPF_NOEXIST %s, BPF_ANY %s; the thread's 10 sleeps: +%llu switch-ins on its own page (tid %u), %llu on the other process's page",
+	       strerror(is.noexist_errno), is.any_errno ? strerror(is.any_errno) : "pinned its own page",
+	       (unsigned long long)(is.v_sw1 - is.v_sw0), is.v_tid, (unsigned long long)is.a_sw);
+	if (!is.any_errno)
+		printf("# note: with the task storage map open to it (bpffs, 0666 here), another process took the thread's registration over (BPF_ANY): the thread's page stopped (+%llu switch-ins over 10 sleeps) and its switches went to the other process's page (%llu); it never wrote the thread's page\n",
+		       (unsigned long long)(is.v_sw1 - is.v_sw0), (unsigned long long)is.a_sw);
+}
+
 /* Tuned: the links exist while a thread is registered, and only then. */
 static void check_links(bool want)
 {
@@ -1210,6 +1696,7 @@ static int cmd_check(bool break_wakeup)
 
 	uname(&u);
 	printf("# cs_bpf check: %s, %d CPUs%s%s\n", u.release, ncpu,
+	       uptr ? ", the __uptr version (self mode: no wakeup program)" :
 	       tuned ? (live ? ", the tuned version, live (with the wakeup program)" :
 			", the tuned version (self mode: no wakeup program)") : "",
 	       break_wakeup ? (tuned ? ", WITHOUT the run-queue time from sched_info (must fail)" :
@@ -1219,7 +1706,10 @@ static int cmd_check(bool break_wakeup)
 		printf("%d passed, %d failed\n", npass, nfail);
 		return 1;
 	}
-	if (tuned)
+	if (uptr)
+		result("the BPF programs load", true,
+		       "tp_btf sched_switch, sched_process_exec; task storage with a __uptr to the thread's page; attached at the first registration");
+	else if (tuned)
 		result("the BPF programs load", true,
 		       "tp_btf sched_switch, sched_process_exec%s; attached at the first registration",
 		       live ? ", sched_wakeup" : "");
@@ -1231,7 +1721,11 @@ static int cmd_check(bool break_wakeup)
 		printf("%d passed, %d failed\n", npass, nfail);
 		return 1;
 	}
-	result("register the thread (task storage by pidfd)", true, "slot %d", r.slot);
+	if (uptr)
+		result("register the thread (task storage by pidfd, __uptr to its own page)", true,
+		       "page %p, mapped read-only after the registration", r.upage);
+	else
+		result("register the thread (task storage by pidfd)", true, "slot %d", r.slot);
 	if (tuned)
 		check_links(true);
 	check_sum(&r, "at once");
@@ -1245,8 +1739,17 @@ static int cmd_check(bool break_wakeup)
 	check_sum(&r, "after sleeps, blocks, busy time, migrations");
 	check_runq();
 	check_wakeup_split();
-	if (tuned)
+	if (uptr) {
+		if (pin_regs()) {
+			result("pin the task storage map in bpffs", false, "%s", strerror(errno));
+		} else {
+			check_uptr_unpriv_exec();
+			check_uptr_isolation();
+		}
+		unpin_regs();
+	} else if (tuned) {
 		check_unpriv_exec();
+	}
 	check_sum(&r, "at the end");
 	unreg_self(&r);
 	if (tuned)
@@ -1592,6 +2095,36 @@ static bool series_probe(void)
 	return ok;
 }
 
+/*
+ * kernel.coarse_stat_thread (the series since v5): -1 if absent.  Nobody
+ * may register while it is 0, and then the hooks are patched out; its
+ * first non-zero write enables them for good.
+ */
+#define CS_THREAD_SYSCTL	"/proc/sys/kernel/coarse_stat_thread"
+
+static int cs_thread_sysctl(void)
+{
+	FILE *f = fopen(CS_THREAD_SYSCTL, "r");
+	int v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int cs_thread_allow(void)
+{
+	int fd = open(CS_THREAD_SYSCTL, O_WRONLY);
+	int rc = fd >= 0 && write(fd, "2\n", 2) == 2 ? 0 : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 static void *series_read_thread(void *data)
 {
 	struct csf_snap cs;
@@ -1637,6 +2170,44 @@ static long long series_key(void)
 	return v;
 }
 
+/*
+ * Empty programs on sched_switch (empty_switch), then on sched_switch and
+ * sched_wakeup (empty_live): the attach and dispatch cost with no body.
+ */
+static int empty_states(int *cpus, int ncpu)
+{
+	struct bpf_link *ls = NULL, *lw = NULL;
+	int rc = 0;
+
+	eskel = cs_bpf_empty__open_and_load();
+	if (!eskel) {
+		fprintf(stderr, "cs_bpf: load (empty): %s\n", strerror(errno));
+		return 1;
+	}
+	ls = bpf_program__attach(eskel->progs.cs_empty_switch);
+	if (!ls) {
+		fprintf(stderr, "cs_bpf: attach (empty sched_switch): %s\n", strerror(errno));
+		rc = 1;
+		goto out;
+	}
+	rc |= run_state("empty_switch", REG_NONE, cpus, ncpu,
+			"an empty program on sched_switch (the dispatch alone)");
+	lw = bpf_program__attach(eskel->progs.cs_empty_wakeup);
+	if (!lw) {
+		fprintf(stderr, "cs_bpf: attach (empty sched_wakeup): %s\n", strerror(errno));
+		rc = 1;
+		goto out;
+	}
+	rc |= run_state("empty_live", REG_NONE, cpus, ncpu,
+			"empty programs on sched_switch and sched_wakeup (the dispatch alone)");
+out:
+	bpf_link__destroy(lw);
+	bpf_link__destroy(ls);
+	cs_bpf_empty__destroy(eskel);
+	eskel = NULL;
+	return rc;
+}
+
 static int cmd_bench(void)
 {
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), cpus[2] = { 0, 1 }, rc = 0, fd;
@@ -1648,19 +2219,23 @@ static int cmd_bench(void)
 	struct reg holder;
 
 	uname(&u);
-	series = series_probe();
+	/* Not a registration while kernel.coarse_stat_thread is 0: it would fail. */
+	series = cs_thread_sysctl() >= 0 || series_probe();
 	printf("#meta\tkernel\t%s\n#meta\tnr_cpus\t%d\n#meta\trounds\t%lu\n#meta\treps\t%d\n",
 	       u.release, ncpu, opt_rounds, opt_reps);
 	printf("#meta\tseries\t%s\n", series ? "yes" : "no");
+	/*
+	 * The series' rows come last: the patched kernel's base and BPF rows
+	 * run with kernel.coarse_stat_thread as the boot left it (0: the
+	 * hooks patched out), the series' after it is set to 2.
+	 */
+	printf("#meta\tcoarse_stat_thread\t%d\n", cs_thread_sysctl());
 	printf("#section\tid\tunit\tmin\tmedian\tmax\tns_min\tdesc\n");
 	fflush(stdout);
 
 	/* Read costs first, nothing loaded but where needed. */
 	run_read("rdtscp", rd_rdtscp, NULL, "bare rdtscp (the floor)");
 	run_read("clock_gettime", rd_clock, NULL, "clock_gettime(CLOCK_MONOTONIC), vDSO");
-	/* In a thread of its own: its exit ends the registration. */
-	if (series && pthread_create(&th, NULL, series_read_thread, NULL) == 0)
-		pthread_join(th, NULL);
 	fd = open("/proc/thread-self/schedstat", O_RDONLY);
 	if (fd >= 0) {
 		run_read("schedstat_pread", rd_schedstat, &fd,
@@ -1748,9 +2323,38 @@ static int cmd_bench(void)
 				"tuned BPF with the wakeup program (live view), both threads registered");
 		unreg_self(&holder);
 		bpf_unload();
-		tuned = live = false;
+		live = false;
+		/* The __uptr version (issue 51), self mode, links as the tuned one's. */
+		uptr = true;
+		if (bpf_load(false))
+			return 1;
+		if (reg_self(&holder)) {
+			fprintf(stderr, "cs_bpf: register (uptr): %s\n", strerror(errno));
+			bpf_unload();
+			return 1;
+		}
+		run_read("uptr_page_read", rd_bpf, (void *)holder.pg,
+			 "__uptr BPF page (the thread's own): the same reader (seq loop + clock_gettime + extrapolation)");
+		rc |= run_state("uptr_unreg", REG_NONE, cpus, ncpu,
+				"__uptr BPF, another thread registered (links attached), the pair not");
+		rc |= run_state("uptr_reg", REG_BPF, cpus, ncpu,
+				"__uptr BPF, both threads registered");
+		unreg_self(&holder);
+		bpf_unload();
+		tuned = uptr = false;
+		/* The dispatch alone (issue 51): empty programs. */
+		rc |= empty_states(cpus, ncpu);
 	}
-	/* Last: the series' key stays on for a second after the threads exit. */
+	/* Last: the series, registrations allowed (its hooks on for good). */
+	if (series && cs_thread_sysctl() == 0 && cs_thread_allow()) {
+		fprintf(stderr, "cs_bpf: %s: %s\n", CS_THREAD_SYSCTL, strerror(errno));
+		rc = 1;
+	}
+	if (series)
+		printf("#meta\tcoarse_stat_thread_series\t%d\n", cs_thread_sysctl());
+	/* In a thread of its own: its exit ends the registration. */
+	if (series && pthread_create(&th, NULL, series_read_thread, NULL) == 0)
+		pthread_join(th, NULL);
 	if (series) {
 		int efd[2] = { eventfd(0, EFD_CLOEXEC), eventfd(0, EFD_CLOEXEC) };
 
@@ -1778,7 +2382,7 @@ static int cmd_bench(void)
 
 static void usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s [--tuned [--live]] check [--break-wakeup]\n"
+	fprintf(stderr, "usage: %s [--tuned [--live] | --uptr] check [--break-wakeup]\n"
 			"       %s [--tuned] bench [-i ROUNDS] [-r REPS]\n", prog, prog);
 	exit(2);
 }
@@ -1793,11 +2397,13 @@ int main(int argc, char **argv)
 			tuned = true;
 		else if (!strcmp(argv[1], "--live"))
 			live = true;
+		else if (!strcmp(argv[1], "--uptr"))
+			uptr = tuned = true;
 		else
 			usage(prog);
 	}
 	argv[0] = (char *)prog;
-	if (argc < 2 || (live && !tuned))
+	if (argc < 2 || (live && (!tuned || uptr)))
 		usage(argv[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(argv[1], "check")) {
@@ -1814,7 +2420,7 @@ int main(int argc, char **argv)
 			else
 				usage(argv[0]);
 		}
-		if (opt_reps < 1 || opt_reps > MAX_REPS || opt_rounds < 10 || live)
+		if (opt_reps < 1 || opt_reps > MAX_REPS || opt_rounds < 10 || live || uptr)
 			usage(argv[0]);
 		/* The first version's states, then the tuned one's, in one run. */
 		bench_tuned = tuned;

@@ -2,9 +2,11 @@
 /*
  * cs_bpf: the BPF reference implementation of the coarse_stat thread page
  * (project issue 26; not part of the series).  What the BPF programs
- * (cs_bpf.bpf.c, and the tuned version cs_bpf_tuned.bpf.c of issue 39) and
- * user space (cs_bpf.c) share: the page of one slot of
- * the BPF_F_MMAPABLE array map "pages" (struct cs_bpf_slot), and the task storage value.
+ * (cs_bpf.bpf.c, the tuned version cs_bpf_tuned.bpf.c of issue 39, the
+ * __uptr version cs_bpf_uptr.bpf.c of issue 51) and user space (cs_bpf.c)
+ * share: the page (of one slot of the BPF_F_MMAPABLE array map "pages",
+ * struct cs_bpf_slot; in the __uptr version the thread's own page), and the
+ * task storage values.
  *
  * Times are CLOCK_MONOTONIC ns (bpf_ktime_get_ns()); the series' page counts
  * cycles.  The buckets and counts follow kernel/sched/coarse_stat.h.
@@ -65,5 +67,21 @@ struct cs_bpf_treg {
 
 /* cs_bpf_treg.run_delay before the first switch-out, if not known. */
 #define CS_BPF_RUN_DELAY_UNKNOWN	(~0ULL)
+
+/*
+ * The __uptr version's task storage (cs_bpf_uptr.bpf.c, issue 51): a
+ * pointer to the thread's own page in its own memory, which the kernel
+ * pins at bpf_map_update_elem() (the address is taken in the caller's mm)
+ * and unpins when the storage goes; then what the tuned version keeps.
+ * User space sees the pointer as a plain one (__uptr empty there).
+ */
+#ifndef __uptr
+#define __uptr
+#endif
+struct cs_bpf_ureg {
+	struct cs_bpf_page __uptr *pg;
+	__u64	run_delay;	/* as cs_bpf_treg */
+	__u64	nr_migrations;
+};
 
 #endif /* CS_BPF_H */
