@@ -97,10 +97,11 @@ fi
 if [ "${1:-}" = native ]; then
 	pkgs+=(gcc libc6-dev util-linux)
 fi
-# make bpf, make bench-bpf: the BPF version of the thread page (bench/bpf/):
-# clang for -target bpf, libbpf and bpftool (vmlinux.h, the skeleton).
+# make bpf, make bench-bpf: the BPF versions of the thread page (bench/bpf/):
+# clang for -target bpf (clang-22 for the __uptr version's store-release),
+# and what libbpf and bpftool, built from the kernel tree, need.
 if [ "${1:-}" = bpf ]; then
-	pkgs+=(clang libbpf-dev bpftool)
+	pkgs+=(clang clang-22 llvm-22 libelf-dev zlib1g-dev)
 fi
 
 missing=()
