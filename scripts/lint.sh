@@ -159,36 +159,34 @@ done
 
 # --- a series a maintainer reads in one sitting ---------------------------
 # No patch over 1,500 lines, and a cover letter whose text (from the line
-# after its Subject to the shortlog) is at most 150 lines.  BASE=7.3 only:
-# the 6.12 backport is still v4, whose patches were longer.
-if [ "${BASE:-7.3}" = 7.3 ]; then
-	long=$(for p in "${plist[@]}"; do
-		n=$(wc -l <"$patches/$p")
-		[ "$n" -le 1500 ] || echo "  $p: $n lines"
-	done)
-	[ -z "$long" ] || echo "lint: patches over 1,500 lines:"$'\n'"$long"
-	[ -z "$long" ]
-	result "no patch of the ${#plist[@]} over 1,500 lines" $?
-	cover=$patches/0000-cover-letter.patch
-	if [ -f "$cover" ]; then
-		# the lines between the blank line after the headers and the one
-		# before the shortlog
-		n=$(awk '/^Subject:/ { s = 1; next } s && /^coarse_stat developers \([0-9]+\):$/ { exit }
-			 s { n++ } END { print n - 2 }' "$cover")
-		[ "$n" -le 150 ]
-		result "the cover letter's text is $n lines (at most 150)" $?
-	fi
-	# The selftests the series adds, net (all their files are new): at
-	# most 10,000 lines.
-	n=$(for p in "${plist[@]}"; do cat "$patches/$p"; done | awk '
-		/^From [0-9a-f]+ / || /^-- $/ { t = 0; next }
-		/^diff --git / { t = ($3 ~ /^a\/tools\/testing\/selftests\/coarse_stat\//); next }
-		/^(\+\+\+|---) / { next }
-		t && /^\+/ { n++ } t && /^-/ { n-- }
-		END { print n + 0 }')
-	[ "$n" -le 10000 ]
-	result "the series' selftests are $n lines (at most 10,000)" $?
+# after its Subject to the shortlog) is at most 150 lines; both bases (the
+# 6.12 backport is v5 too).
+long=$(for p in "${plist[@]}"; do
+	n=$(wc -l <"$patches/$p")
+	[ "$n" -le 1500 ] || echo "  $p: $n lines"
+done)
+[ -z "$long" ] || echo "lint: patches over 1,500 lines:"$'\n'"$long"
+[ -z "$long" ]
+result "no patch of the ${#plist[@]} over 1,500 lines" $?
+cover=$patches/0000-cover-letter.patch
+if [ -f "$cover" ]; then
+	# the lines between the blank line after the headers and the one
+	# before the shortlog
+	n=$(awk '/^Subject:/ { s = 1; next } s && /^coarse_stat developers \([0-9]+\):$/ { exit }
+		 s { n++ } END { print n - 2 }' "$cover")
+	[ "$n" -le 150 ]
+	result "the cover letter's text is $n lines (at most 150)" $?
 fi
+# The selftests the series adds, net (all their files are new): at
+# most 10,000 lines.
+n=$(for p in "${plist[@]}"; do cat "$patches/$p"; done | awk '
+	/^From [0-9a-f]+ / || /^-- $/ { t = 0; next }
+	/^diff --git / { t = ($3 ~ /^a\/tools\/testing\/selftests\/coarse_stat\//); next }
+	/^(\+\+\+|---) / { next }
+	t && /^\+/ { n++ } t && /^-/ { n-- }
+	END { print n + 0 }')
+[ "$n" -le 10000 ]
+result "the series' selftests are $n lines (at most 10,000)" $?
 
 # --- shellcheck -----------------------------------------------------------
 if command -v shellcheck >/dev/null; then
