@@ -105,7 +105,7 @@ guest=("$top/selftests/run-kselftests.sh" -d "$install")
 # --skip).
 race=()
 if [ -x "$install/coarse_stat/t_race" ] && [ "${CHECK_RACE:-1}" != 0 ]; then
-	race=("${guest[@]}" -t coarse_stat:t_race)
+	race=("$top/selftests/hooks-on-one-cpu.sh" "${guest[@]}" -t coarse_stat:t_race)
 	while read -r t; do
 		[ "$t" = coarse_stat:t_race ] || guest+=(-t "$t")
 	done <"$install/kselftest-list.txt"
@@ -168,22 +168,23 @@ fi
 
 # The cross-CPU race tests (t_race) under multi-threaded TCG, one host
 # thread per vCPU, so that readers and the kernel's writers really run at
-# once; 4 vCPUs on the 2 host cores.  The guest enables the static key once
-# (the first registration) and keeps it on while the race runs, which the
-# QEMU 7.2 text-patching problem of scripts/vm.sh does not hit.  The
-# KUnit suite, which runs at every boot of the check kernel, also enables
-# and disables the key (a kthread registers in cs_test_real_sleep): the race
-# guest boots with kunit.enable=0 (the main boot runs the suite), since
-# under multi-threaded TCG that patching killed one boot in seven with
-# "Oops: int3" in try_to_wake_up().
+# once; 4 vCPUs on the 2 host cores.  The static key is patched in once, by
+# the first write of kernel.coarse_stat_thread, and the QEMU 7.2
+# text-patching problem of scripts/vm.sh can hit even that one patching
+# (seen once: "Oops: int3" in __schedule() on 6.12): the guest boots with
+# maxcpus=1, and selftests/hooks-on-one-cpu.sh writes the sysctl before it
+# brings the other CPUs online.  The KUnit suite, which runs at every boot
+# of the check kernel, also patches the key (a kthread registers in
+# cs_test_real_sleep): the race guest boots with kunit.enable=0 (the main
+# boot runs the suite).
 # RACE_REPEAT=N: N boots in a row, stopping at the first that fails.
 # The preemption models distributions boot (PREEMPT_DYNAMIC), and full
 # dynticks on half of the race guest's CPUs: the main boot keeps the
 # config's full preemption; 7.3 offers only full and lazy on x86, 6.12 no
 # lazy.
 case "$BASE" in
-6.12)	boot_race="preempt=voluntary nohz_full=2-3 kunit.enable=0"; boot_suspend="preempt=none" ;;
-*)	boot_race="preempt=lazy nohz_full=2-3 kunit.enable=0"; boot_suspend="preempt=lazy" ;;
+6.12)	boot_race="preempt=voluntary nohz_full=2-3 kunit.enable=0 maxcpus=1"; boot_suspend="preempt=none" ;;
+*)	boot_race="preempt=lazy nohz_full=2-3 kunit.enable=0 maxcpus=1"; boot_suspend="preempt=lazy" ;;
 esac
 race_repeat=${RACE_REPEAT:-1}
 [[ "$race_repeat" =~ ^[1-9][0-9]*$ ]] || { echo "check: RACE_REPEAT=$race_repeat: not a positive number" >&2; exit 2; }
