@@ -41,6 +41,10 @@
 #   VM_SCRATCH_MB	size of a scratch virtio disk, $COARSE_STAT_SCRATCH_DEV in
 #		the guest; with ext4 in the kernel also mounted on
 #		/tmp/scratch = $COARSE_STAT_SCRATCH (256; 0: none)
+#   VM_SCRATCH_IOPS	throttle the scratch disk to this many requests a
+#		second (QEMU's throttling.iops-total; unset: as fast as the
+#		host), so that a guest's reads wait for the disk however fast
+#		the host emulates its CPU
 #   BASE=6.12	(scripts/base.sh) the defaults in build/6.12/ ($BUILD_ROOT)
 #		instead of build/: build/6.12/linux/..., build/6.12/vm; the
 #		command sees the same BASE and BUILD_ROOT (and KBUILD,
@@ -303,11 +307,12 @@ if [ "${VM_SCRATCH_MB:-256}" != 0 ]; then
 	rm -f "$vmdir/scratch.img"
 	truncate -s "${VM_SCRATCH_MB:-256}M" "$vmdir/scratch.img"
 	mkfs.ext4 -q -F "$vmdir/scratch.img" || die "mkfs.ext4 failed (e2fsprogs: scripts/deps.sh)"
+	throttle=${VM_SCRATCH_IOPS:+,throttling.iops-total=$VM_SCRATCH_IOPS}
 	if [ "$arch" = arm64 ]; then
-		args+=(-drive "file=$vmdir/scratch.img,if=none,id=scratch,format=raw,cache=unsafe"
+		args+=(-drive "file=$vmdir/scratch.img,if=none,id=scratch,format=raw,cache=unsafe$throttle"
 		       -device virtio-blk-device,drive=scratch)
 	else
-	args+=(-drive "file=$vmdir/scratch.img,if=virtio,format=raw,cache=unsafe")
+	args+=(-drive "file=$vmdir/scratch.img,if=virtio,format=raw,cache=unsafe$throttle")
 	fi
 fi
 

@@ -58,10 +58,14 @@ struct thr {
 	struct csf_snap	s;
 };
 
-/* A name for a thread whose registration has not arrived yet. */
+/*
+ * A name for a thread whose registration has not arrived yet, or that had
+ * finished when its creator renamed it (@nthr: the threads registered then).
+ */
 struct pending_name {
 	pid_t		pid;
 	uint64_t	handle;
+	size_t		nthr;
 	char		comm[CST_COMM_LEN];
 };
 
@@ -295,7 +299,8 @@ static void add_page(int fd, pid_t pid, const struct cst_msg *m)
  * A thread was renamed.  @m->tid is set when it renamed itself (it is alive,
  * waiting for our answer); otherwise the live thread with that pthread_t in
  * that process, or, if its registration has not arrived yet (renamed by its
- * creator at once), the next one to register with it.
+ * creator at once), the next one to register with it; if none does, the
+ * newest one before it, which had finished (rename_finished()).
  */
 static void rename_thr(pid_t pid, const struct cst_msg *m)
 {
@@ -317,8 +322,30 @@ static void rename_thr(pid_t pid, const struct cst_msg *m)
 	pend = grow(pend, &pend_cap, npend, sizeof(*pend));
 	pend[npend].pid = pid;
 	pend[npend].handle = m->handle;
+	pend[npend].nthr = nthr;
 	set_comm(pend[npend].comm, m->comm);
 	npend++;
+}
+
+/*
+ * The names still pending at the end: no thread registered with that
+ * pthread_t after the rename, so it was for one that had already finished
+ * (its creator renamed it late): the newest that registered before it.
+ */
+static void rename_finished(void)
+{
+	size_t i, j;
+
+	for (i = 0; i < npend; i++) {
+		for (j = pend[i].nthr; j-- > 0;) {
+			if (thr[j].pid == pend[i].pid &&
+			    thr[j].handle == pend[i].handle) {
+				set_comm(thr[j].comm, pend[i].comm);
+				break;
+			}
+		}
+	}
+	npend = 0;
 }
 
 static void close_conn(int c)
@@ -972,6 +999,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < nthr; i++)
 		read_thr(&thr[i]);
 
+	rename_finished();
 	report(&r);
 	if (r.out != stderr && fclose(r.out))
 		die(125, "%s: %s", outpath, strerror(errno));
