@@ -6,8 +6,8 @@
 # and its library (linux/tools/lib/coarse_stat): cstime and its test
 # programs, and the PostgreSQL extension pg_coarse_stat, which is installed
 # into the system's PostgreSQL 15 when run as root (the guest sees the
-# host's /, so its server finds it there).  BASE=7.3 on x86 only: the 6.12
-# backport is still v4.
+# host's /, so its server finds it there).  BASE=7.3 on x86 only: make check
+# runs them there (scripts/check.sh).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)

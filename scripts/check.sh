@@ -264,8 +264,7 @@ fi
 # in a guest of its own: 4 vCPUs with nohz_full=2-3, single-threaded TCG (the
 # text patching it counts is what QEMU 7.2's multi-threaded TCG mishandles,
 # see scripts/vm.sh), and the default sysctls: no other program has allowed
-# registrations (BASE=6.12, still v4: kernel.coarse_stat_hooks_pinned).  x86 only: it counts the "CAL" row
-# of /proc/interrupts.  CHECK_ISOLATED=0 leaves it out.
+# registrations.  x86 only: it counts the "CAL" row of /proc/interrupts.  CHECK_ISOLATED=0 leaves it out.
 if [ "${ARCH:-x86}" = x86 ] && [ -x "$install/coarse_stat/t_isolated" ] &&
    [ "${CHECK_ISOLATED:-1}" != 0 ]; then
 	start=$SECONDS
@@ -284,8 +283,9 @@ fi
 # by 'make consumers'), each in a guest of its own: pg_coarse_stat against a
 # real PostgreSQL 15 server (its data directory on a 1 GiB scratch disk, so
 # that a scan after dropping the caches reads the disk), and cstime.  Their
-# TAP counts like t_suspend's.  x86 and BASE=7.3 only (the 6.12 backport is
-# still v4; its own issue brings them there); CHECK_CONSUMERS=0 leaves them out.
+# TAP counts like t_suspend's.  x86 and BASE=7.3 only (the 6.12 backport has
+# the same ABI; the programs are the project's, not the series' tests, and CI
+# runs them once); CHECK_CONSUMERS=0 leaves them out.
 # On a host kernel without the series (CI's, or this machine's), each also
 # runs its host-test.sh there: the program still works and says why it has
 # no times.
