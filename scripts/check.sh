@@ -264,7 +264,8 @@ fi
 # in a guest of its own: 4 vCPUs with nohz_full=2-3, single-threaded TCG (the
 # text patching it counts is what QEMU 7.2's multi-threaded TCG mishandles,
 # see scripts/vm.sh), and the default sysctls: no other program has allowed
-# registrations.  x86 only: it counts the "CAL" row of /proc/interrupts.  CHECK_ISOLATED=0 leaves it out.
+# registrations.  x86 only: it counts the "CAL" row of /proc/interrupts.
+# CHECK_ISOLATED=0 leaves it out.
 if [ "${ARCH:-x86}" = x86 ] && [ -x "$install/coarse_stat/t_isolated" ] &&
    [ "${CHECK_ISOLATED:-1}" != 0 ]; then
 	start=$SECONDS
