@@ -265,7 +265,8 @@ fields "$l"
 # charges that wait to runq (the task is runnable), delayacct to blkio.
 # Under TCG that wait is long and varies with the host: blkio was 1.04-1.12
 # times iowait + runq in every run, iowait 0.46-0.50 of blkio on a quiet
-# host but 0.25 in one CI run (iowait 2.19 s, runq 6.82 s, blkio 8.86 s).
+# host but 0.25 in one CI run (iowait 2.19 s, runq 6.82 s, blkio 8.86 s)
+# and 0.34 beside a kernel build (iowait 6.00 s, runq 12.80 s, blkio 17.72 s).
 # The bounds: iowait >= 0.1 blkio and sleep + dsleep <= 0.05 iowait (block
 # reads are iowait, not sleep or dsleep: in_iowait), iowait <= blkio,
 # blkio <= 1.3 (iowait + runq), each give or take its 10 ms ticks.  Not a
