@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cs_rseq: self-timing checks and the bench of the rseq-style prototype
- * (bench/rseq/0001-*.patch, CONFIG_COARSE_STAT_RSEQ): a thread registers a
- * struct cs_rseq_area with prctl(PR_CS_RSEQ) and the kernel rewrites it on
- * every return to user space after a switch-in.
+ * (bench/rseq/0001-*.patch, CONFIG_COARSE_STAT_RSEQ): a thread registers
+ * rseq with a 128-byte struct rseq (RSEQ ABI v2) and enables the
+ * scheduling-time fields with prctl(PR_RSEQ_SCHED_TIME); rseq's
+ * exit-to-user fast path rewrites them after every switch-in.  glibc
+ * registers its own struct rseq for every thread (32 bytes on Debian 12's
+ * 2.36): main() re-executes the program with glibc.pthread.rseq=0 so that
+ * each thread registers the larger one itself, as a glibc that registers
+ * the kernel's feature size would.
  *
  *	cs_rseq check			TAP lines, exit 1 if any check failed
  *	cs_rseq bench [-i ROUNDS] [-r REPS]
@@ -17,9 +22,8 @@
  * one CLOCK_MONOTONIC ns are one guest instruction: tsc/rt is instructions
  * per round trip, tsc/call instructions per read.
  *
- * Build: make -C bench/rseq (static; HDR=DIR/usr/include of the
- * prototype's make headers to take its UAPI header instead of the copy
- * below).
+ * Build: make -C bench/rseq (static; carries a copy of the prototype's
+ * struct rseq, which the build host's headers do not have).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,14 +47,10 @@
 
 #include "../pingpong.h"
 
-#if __has_include(<linux/cs_rseq.h>)
-#include <linux/cs_rseq.h>
-#else
-/* A copy of include/uapi/linux/cs_rseq.h of the prototype. */
-#define CS_RSEQ_ALIGN	128
-struct cs_rseq_area {
+/* A copy of the prototype's include/uapi/linux/rseq.h additions. */
+struct cs_sched_time {			/* struct rseq_sched_time */
 	__u32 gen;
-	__u32 size;
+	__u32 __reserved;
 	__u64 switch_in_ns;
 	__u64 oncpu_ns;
 	__u64 runq_ns;
@@ -62,14 +62,30 @@ struct cs_rseq_area {
 	__u64 nr_preempt;
 	__u64 nr_block;
 	__u64 nr_migrate;
-	__u64 __reserved[4];
-} __attribute__((aligned(CS_RSEQ_ALIGN)));
-#endif
-#ifndef PR_CS_RSEQ
-#define PR_CS_RSEQ	83
-#endif
+};
 
-_Static_assert(sizeof(struct cs_rseq_area) == 128, "struct cs_rseq_area is 128 bytes");
+struct cs_rseq {			/* struct rseq with sched_time */
+	__u32 cpu_id_start;
+	__u32 cpu_id;
+	__u64 rseq_cs;
+	__u32 flags;
+	__u32 node_id;
+	__u32 mm_cid;
+	__u32 slice_ctrl;
+	struct cs_sched_time st;	/* offset 32, the old reserved byte */
+} __attribute__((aligned(128)));	/* rseq_alloc_align() of 128 bytes */
+
+_Static_assert(sizeof(struct cs_rseq) == 128, "struct rseq with sched_time is 128 bytes");
+
+#define PR_RSEQ_SCHED_TIME		83
+#define PR_RSEQ_SCHED_TIME_GET		1
+#define PR_RSEQ_SCHED_TIME_SET		2
+#define PR_RSEQ_SCHED_TIME_ENABLE	0x01
+#define CS_RSEQ_SIG			0x53053053	/* x86's RSEQ_SIG */
+#define CS_ENOTSUPP			524
+
+/* glibc 2.35+: nonzero when glibc registered rseq for the threads. */
+extern const unsigned int __rseq_size __attribute__((weak));
 
 enum { ONCPU, RUNQ, SLEEP, DSLEEP, IOWAIT, NR_BUCKETS };
 static const char *const bname[NR_BUCKETS] = { "oncpu", "runq", "sleep", "dsleep", "iowait" };
@@ -83,7 +99,9 @@ struct snap {
 	unsigned int retries;
 };
 
-static __thread struct cs_rseq_area area;
+static __thread struct cs_rseq rs;
+static __thread bool rs_registered;
+#define area (rs.st)
 
 static inline uint64_t ts_ns(clockid_t c)
 {
@@ -106,27 +124,48 @@ static inline uint64_t rdtscp(void)
 	return (uint64_t)hi << 32 | lo;
 }
 
-static long cs_prctl(void *addr, unsigned long size)
+static long st_prctl(unsigned long op, unsigned long arg)
 {
-	return prctl(PR_CS_RSEQ, (unsigned long)addr, size, 0, 0);
+	return prctl(PR_RSEQ_SCHED_TIME, op, arg, 0, 0);
+}
+
+/* This thread's rseq registration, 128 bytes: ABI v2. */
+static int rseq_reg(void)
+{
+	if (rs_registered)
+		return 0;
+	if (syscall(__NR_rseq, &rs, sizeof(rs), 0, CS_RSEQ_SIG))
+		return -1;
+	rs_registered = true;
+	return 0;
+}
+
+static int rseq_unreg(void)
+{
+	if (syscall(__NR_rseq, &rs, sizeof(rs), 1 /* RSEQ_FLAG_UNREGISTER */, CS_RSEQ_SIG))
+		return -1;
+	rs_registered = false;
+	return 0;
 }
 
 static int reg_self(void)
 {
-	return cs_prctl(&area, sizeof(area)) ? -1 : 0;
+	if (rseq_reg())
+		return -1;
+	return st_prctl(PR_RSEQ_SCHED_TIME_SET, PR_RSEQ_SCHED_TIME_ENABLE) ? -1 : 0;
 }
 
 static int unreg_self(void)
 {
-	return cs_prctl(NULL, 0) ? -1 : 0;
+	return st_prctl(PR_RSEQ_SCHED_TIME_SET, 0) ? -1 : 0;
 }
 
 /*
- * The reader: the kernel writes the struct from this thread's own context
+ * The reader: the kernel writes the fields from this thread's own context
  * (return to user space), so a read torn by a preemption or a signal
- * handler shows an odd or changed gen; compiler barriers suffice.
+ * handler shows a changed gen; compiler barriers suffice.
  */
-static inline void snap_read(const struct cs_rseq_area *a, struct snap *s)
+static inline void snap_read(const struct cs_sched_time *a, struct snap *s)
 {
 	uint32_t g;
 
@@ -147,7 +186,7 @@ static inline void snap_read(const struct cs_rseq_area *a, struct snap *s)
 		s->nr_migrate = a->nr_migrate;
 		s->now = now_ns();
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (!(g & 1) && g == __atomic_load_n(&a->gen, __ATOMIC_RELAXED))
+		if (g == __atomic_load_n(&a->gen, __ATOMIC_RELAXED))
 			break;
 		s->retries++;
 	}
@@ -277,7 +316,7 @@ static void check_sum(const char *when)
 	pub = (int64_t)(bsum(&s) - (s.now > s.switch_in ? s.now - s.switch_in : 0)) -
 	      (int64_t)(s.switch_in - s.start);
 	ext = (int64_t)bsum(&s) - (int64_t)(s.now - s.start);
-	snprintf(name, sizeof(name), "buckets sum to the wall time since registration (%s)", when);
+	snprintf(name, sizeof(name), "buckets sum to the wall time since enabling (%s)", when);
 	result(name, pub == 0 && ext == 0 && s.switch_in <= s.now + 1000,
 	       "published sum - (switch_in - start) = %lld ns, extrapolated sum - (now - start) = %lld ns, "
 	       "now - switch_in %.3f ms, wall %.3f ms",
@@ -289,29 +328,35 @@ static bool check_register(void)
 {
 	uint64_t t0, t1;
 	struct snap s;
-	long r;
+	long r, g;
 
+	if (rseq_reg()) {
+		result("enable", false, "rseq(128 bytes): %s", strerror(errno));
+		return false;
+	}
 	memset(&area, 0xff, sizeof(area));
 	t0 = now_ns();
-	r = cs_prctl(&area, sizeof(area));
+	r = reg_self();
 	t1 = now_ns();
 	if (r) {
-		result("register", false, "prctl(PR_CS_RSEQ): %s (not the prototype's kernel?)",
+		result("enable", false, "prctl(PR_RSEQ_SCHED_TIME): %s (not the prototype's kernel?)",
 		       strerror(errno));
 		return false;
 	}
 	snap_read(&area, &s);
 	/* Filled before prctl() returned: start inside the call, on CPU since. */
-	result("register: the struct is filled before prctl() returns",
-	       area.size == sizeof(area) && !(s.gen & 1) && s.gen >= 2 &&
+	result("enable: the fields are filled before prctl() returns",
+	       area.__reserved == 0 && s.gen >= 1 && s.gen < 100 &&
 	       s.start >= t0 && s.start <= t1 && s.switch_in >= s.start &&
 	       s.b[RUNQ] + s.b[SLEEP] + s.b[DSLEEP] + s.b[IOWAIT] <= t1 - t0,
-	       "size %u, gen %u, start - t0 %lld ns, t1 - start %lld ns, switch_in - start %lld ns",
-	       area.size, s.gen, (long long)(s.start - t0), (long long)(t1 - s.start),
+	       "reserved %u, gen %u, start - t0 %lld ns, t1 - start %lld ns, switch_in - start %lld ns",
+	       area.__reserved, s.gen, (long long)(s.start - t0), (long long)(t1 - s.start),
 	       (long long)(s.switch_in - s.start));
-	r = cs_prctl(&area, sizeof(area));
-	result("register twice: EBUSY", r == -1 && errno == EBUSY, "prctl: %ld, %s", r,
-	       r ? strerror(errno) : "success");
+	r = st_prctl(PR_RSEQ_SCHED_TIME_SET, PR_RSEQ_SCHED_TIME_ENABLE);
+	g = st_prctl(PR_RSEQ_SCHED_TIME_GET, 0);
+	result("enable twice: no change, GET says enabled",
+	       r == 0 && g == PR_RSEQ_SCHED_TIME_ENABLE && area.start_ns == s.start,
+	       "SET: %ld, GET: %ld, start unchanged: %d", r, g, area.start_ns == s.start);
 	return true;
 }
 
@@ -419,7 +464,7 @@ static void check_futex_blocks(void)
 	snap_read(&area, &b);
 	blk = D(&b, &a, nr_block);
 	sw = D(&b, &a, nr_switch_in);
-	g = (int64_t)(b.gen - a.gen) / 2;
+	g = (int64_t)(uint32_t)(b.gen - a.gen);
 	result("timed futex waits: a block, a switch-in and a publication each",
 	       blk >= n / 2 && blk <= n && sw >= blk && g >= blk,
 	       "%d waits: blocks +%lld, switch-ins +%lld, publications +%lld", n,
@@ -559,7 +604,7 @@ static void check_torn(void)
 		retried += g0 != g1;
 	}
 	snap_read(&area, &s);
-	result("a read spanning a switch sees the generation change", retried >= 10 && !(s.gen & 1),
+	result("a read spanning a switch sees the generation change", retried >= 10,
 	       "%d of 20 reads spanning a timed futex wait saw gen change; gen now %u", retried,
 	       s.gen);
 }
@@ -577,11 +622,10 @@ static void check_fork(void)
 	if (pid == 0) {
 		struct timespec ts = { 0, 20000000 };
 		uint32_t g = area.gen;
-		long r = cs_prctl(NULL, 0);
-		int e = errno;
+		long r = st_prctl(PR_RSEQ_SCHED_TIME_GET, 0);
 
 		nanosleep(&ts, NULL);
-		c = (r == -1 && e == ENOENT) ? 1 : 2;
+		c = r == 0 ? 1 : 2;
 		if (c == 1 && area.gen != g)
 			c = 3;
 		if (write(p[1], &c, 1) != 1)
@@ -593,18 +637,17 @@ static void check_fork(void)
 		c = 0;
 	close(p[0]);
 	waitpid(pid, &st, 0);
-	result("fork: the child is not registered, its copy is never written", c == 1,
-	       "%s", c == 1 ? "unregister in the child: ENOENT; gen unchanged after a sleep" :
-	       c == 2 ? "the child was registered" : c == 3 ? "the child's copy changed" :
+	result("fork: the child has it disabled, its copy is never written", c == 1,
+	       "%s", c == 1 ? "GET in the child: 0; gen unchanged after a sleep" :
+	       c == 2 ? "the child had it enabled" : c == 3 ? "the child's copy changed" :
 	       "the child did not answer");
 }
 
 /* exec ends the registration: the new image finds none and can register. */
 static int exec_child(void)
 {
-	long r = cs_prctl(NULL, 0);
-
-	if (!(r == -1 && errno == ENOENT))
+	/* exec dropped rseq and the fields; GET: 0. */
+	if (st_prctl(PR_RSEQ_SCHED_TIME_GET, 0) != 0)
 		return 2;
 	if (reg_self())
 		return 3;
@@ -623,71 +666,85 @@ static void check_exec(const char *self)
 		_exit(6);
 	}
 	waitpid(pid, &st, 0);
-	result("exec ends the registration", WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	       "exit status %d (0: unregister after exec ENOENT, then register and unregister; "
-	       "2: still registered; 5: register before exec failed; 6: exec failed)",
+	result("exec disables it", WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	       "exit status %d (0: GET after exec 0, then enable and disable; "
+	       "2: still enabled; 3: enable failed; 4: disable failed; "
+	       "5: enable before exec failed; 6: exec failed)",
 	       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
-/* Bad arguments: EINVAL or EFAULT, and nothing registered or written. */
-static void check_bad(void)
+/*
+ * Bad arguments: a clear errno and nothing enabled.  In a thread of its
+ * own (no rseq registration yet).
+ */
+static void *bad_thread(void *arg)
 {
-	static const struct { const char *what; int off; unsigned long size; int err; } c[] = {
-		{ "misaligned (+8)", 8, 128, EINVAL },
-		{ "size 64", 0, 64, EINVAL },
-		{ "size 256", 0, 256, EINVAL },
+	static const struct { const char *what; unsigned long op, a3, a4; int err; } c[] = {
+		{ "op 3", 3, 0, 0, EINVAL },
+		{ "SET, unknown bit 0x2", PR_RSEQ_SCHED_TIME_SET, 2, 0, EINVAL },
+		{ "GET, arg3 1", PR_RSEQ_SCHED_TIME_GET, 1, 0, EINVAL },
+		{ "SET, arg4 1", PR_RSEQ_SCHED_TIME_SET, PR_RSEQ_SCHED_TIME_ENABLE, 1, EINVAL },
+		{ "SET without rseq", PR_RSEQ_SCHED_TIME_SET, PR_RSEQ_SCHED_TIME_ENABLE, 0, ENXIO },
 	};
-	char *buf = aligned_alloc(4096, 4096), *ro, *gone;
-	int i, bad = 0, e;
+	static __thread struct cs_rseq small;	/* registered with 32 bytes: ABI v1 */
+	char *detail = arg;
+	int i, bad = 0, e, len = 0;
 	long r;
-	char detail[512];
-	int len = 0;
 
-	memset(buf, 0, 4096);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < (int)(sizeof(c) / sizeof(c[0])); i++) {
 		errno = 0;
-		r = cs_prctl(buf + c[i].off, c[i].size);
+		r = prctl(PR_RSEQ_SCHED_TIME, c[i].op, c[i].a3, c[i].a4, 0);
 		e = errno;
-		len += snprintf(detail + len, sizeof(detail) - len, "%s: %s; ", c[i].what,
+		len += snprintf(detail + len, 512 - len, "%s: %s; ", c[i].what,
 				r ? strerror(e) : "success");
 		bad |= !(r == -1 && e == c[i].err);
 	}
-	for (i = 0; i < 4096; i++)
-		bad |= buf[i] != 0;
-	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	munmap(gone, 4096);
-	r = cs_prctl(ro, 128);
-	e = errno;
-	len += snprintf(detail + len, sizeof(detail) - len, "read-only: %s; ",
-			r ? strerror(e) : "success");
-	bad |= !(r == -1 && e == EFAULT);
-	for (i = 0; i < 128; i++)
-		bad |= ro[i] != 0;
-	r = cs_prctl(gone, 128);
-	e = errno;
-	len += snprintf(detail + len, sizeof(detail) - len, "unmapped: %s; ",
-			r ? strerror(e) : "success");
-	bad |= !(r == -1 && e == EFAULT);
-	r = cs_prctl((void *)0xffff888000000000ul, 128);
-	e = errno;
-	len += snprintf(detail + len, sizeof(detail) - len, "kernel address: %s; ",
-			r ? strerror(e) : "success");
-	bad |= !(r == -1 && e == EFAULT);
-	r = prctl(PR_CS_RSEQ, 0, 0, 1, 0);
-	e = errno;
-	len += snprintf(detail + len, sizeof(detail) - len, "arg4 != 0: %s; ",
-			r ? strerror(e) : "success");
-	bad |= !(r == -1 && e == EINVAL);
-	/* None of it left a registration. */
-	r = cs_prctl(NULL, 0);
-	e = errno;
-	snprintf(detail + len, sizeof(detail) - len, "then unregister: %s",
-		 r ? strerror(e) : "success (REGISTERED)");
-	bad |= !(r == -1 && e == ENOENT);
-	result("bad arguments: EINVAL/EFAULT, nothing registered or written", !bad, "%s", detail);
-	munmap(ro, 4096);
-	free(buf);
+	/* An ABI v1 registration (the original 32 bytes) has no room for it. */
+	if (syscall(__NR_rseq, &small, 32, 0, CS_RSEQ_SIG)) {
+		len += snprintf(detail + len, 512 - len, "rseq(32): %s; ", strerror(errno));
+		bad = 1;
+	} else {
+		r = st_prctl(PR_RSEQ_SCHED_TIME_SET, PR_RSEQ_SCHED_TIME_ENABLE);
+		e = errno;
+		len += snprintf(detail + len, 512 - len, "SET on a 32-byte rseq: %s; ",
+				r ? (e == CS_ENOTSUPP ? "ENOTSUPP" : strerror(e)) : "success");
+		bad |= !(r == -1 && e == CS_ENOTSUPP);
+		bad |= small.st.gen != 0;
+		syscall(__NR_rseq, &small, 32, 1, CS_RSEQ_SIG);
+	}
+	/* None of it left it enabled. */
+	r = st_prctl(PR_RSEQ_SCHED_TIME_GET, 0);
+	snprintf(detail + len, 512 - len, "then GET: %ld", r);
+	bad |= r != 0;
+	return (void *)(long)bad;
+}
+
+static void check_bad(void)
+{
+	char detail[512] = "";
+	pthread_t th;
+	void *bad = (void *)1;
+
+	if (!pthread_create(&th, NULL, bad_thread, detail))
+		pthread_join(th, &bad);
+	result("bad arguments: EINVAL/ENXIO/ENOTSUPP, nothing enabled or written", !bad, "%s",
+	       detail);
+}
+
+/* rseq unregistration disables the fields: a new registration has them off. */
+static void check_rseq_unregister(void)
+{
+	long before = st_prctl(PR_RSEQ_SCHED_TIME_GET, 0), after = -2;
+	int u = rseq_unreg(), r = -1;
+
+	if (!u) {
+		r = rseq_reg();
+		after = st_prctl(PR_RSEQ_SCHED_TIME_GET, 0);
+	}
+	result("rseq unregistration disables it",
+	       before == PR_RSEQ_SCHED_TIME_ENABLE && !u && !r && after == 0,
+	       "GET before %ld; unregister %d, register again %d; GET after %ld", before, u, r,
+	       after);
 }
 
 static void *check_thread(void *arg)
@@ -709,8 +766,12 @@ static void *check_thread(void *arg)
 	check_iowait();
 	check_fork();
 	check_sum("at the end");
-	result("unregister", unreg_self() == 0 && cs_prctl(NULL, 0) == -1 && errno == ENOENT,
-	       "prctl(PR_CS_RSEQ, 0, 0) then again: ENOENT");
+	result("disable", unreg_self() == 0 && st_prctl(PR_RSEQ_SCHED_TIME_GET, 0) == 0,
+	       "SET 0, then GET: 0");
+	if (reg_self() == 0)
+		check_rseq_unregister();
+	else
+		result("rseq unregistration disables it", false, "enable: %s", strerror(errno));
 	check_exec(self);
 	check_bad();
 	return NULL;
@@ -758,7 +819,8 @@ static void *pair_thread(void *data)
 
 	if (pin(pp->cpu[a->idx]))
 		__atomic_store_n(&pp->err, errno, __ATOMIC_RELAXED);
-	if (pp->reg && reg_self())
+	/* rseq registered in every state, as glibc registers it for every thread. */
+	if (rseq_reg() || (pp->reg && reg_self()))
 		__atomic_store_n(&pp->err, errno, __ATOMIC_RELAXED);
 	for (;;) {
 		pp_wait(pp->go[a->idx]);
@@ -981,7 +1043,7 @@ static int cmd_bench(void)
 
 	/* Nobody registered: the key is off (it goes off at the last unregister). */
 	rc |= run_state("rseq_none", false, "rseq prototype, no thread registered (key off)");
-	if (cs_prctl(NULL, 0) == -1 && errno == EINVAL) {
+	if (st_prctl(PR_RSEQ_SCHED_TIME_GET, 0) == -1 && errno == EINVAL) {
 		/* Not the prototype's kernel (the base): this state only. */
 		printf("#meta\trseq\tno\n");
 		return rc ? 1 : 0;
@@ -1018,6 +1080,14 @@ int main(int argc, char **argv)
 {
 	int c;
 
+	/* Each thread registers its own 128-byte rseq: not glibc's. */
+	if (&__rseq_size && __rseq_size && !getenv("CS_RSEQ_REEXEC")) {
+		setenv("GLIBC_TUNABLES", "glibc.pthread.rseq=0", 1);
+		setenv("CS_RSEQ_REEXEC", "1", 1);
+		execv("/proc/self/exe", argv);
+		fprintf(stderr, "cs_rseq: re-exec: %s\n", strerror(errno));
+		return 2;
+	}
 	if (argc >= 2 && !strcmp(argv[1], "exec-child"))
 		return exec_child();
 	if (argc < 2)

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fence_native: what each design's fenced clock read costs natively, in TSC
+ * ticks per operation, on the machine that runs it (project issue 51,
+ * item 3: -icount counts a fence as one instruction).  Each operation is a
+ * store to a line this thread owns (a write section's count, or a user
+ * struct's field) followed by the clock read the design makes after it:
+ *
+ *   store + rdtsc               no ordering (not a design: the floor)
+ *   store + lfence; rdtsc       rdtsc_ordered(): ktime_get_mono_fast_ns(),
+ *                               the rseq prototype's and BPF's stamps
+ *   store + rdtscp              rdtsc_ordered() where RDTSCP is chosen
+ *   store + lock add + lfence; rdtsc
+ *                               the series' stamp: smp_mb() (a locked
+ *                               instruction) after the odd count, then
+ *                               rdtsc_ordered()
+ *   store + mfence + lfence; rdtsc
+ *                               the same with MFENCE (not used; for scale)
+ *
+ * Per sample: N operations timed with lfence; rdtsc around the loop, an
+ * empty loop of the same N subtracted; min and median over the samples.
+ *
+ *	fence_native [-n N] [-s SAMPLES]
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile uint64_t line[8] __attribute__((aligned(64)));
+static uint64_t sink;
+
+static inline uint64_t tsc(void)
+{
+	uint32_t lo, hi;
+
+	asm volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi) :: "memory");
+	return (uint64_t)hi << 32 | lo;
+}
+
+#define OP(name, body)							\
+static uint64_t name(long n)						\
+{									\
+	uint64_t t0 = tsc(), acc = 0;					\
+	long i;								\
+									\
+	for (i = 0; i < n; i++) {					\
+		uint32_t lo, hi;					\
+									\
+		line[0] = i;						\
+		asm volatile(body : "=a"(lo), "=d"(hi) :: "rcx", "memory"); \
+		acc += lo;						\
+	}								\
+	sink += acc;							\
+	return tsc() - t0;						\
+}
+
+OP(op_empty, "xor %%eax, %%eax; xor %%edx, %%edx")
+OP(op_rdtsc, "rdtsc")
+OP(op_lfence, "lfence; rdtsc")
+OP(op_rdtscp, "rdtscp")
+OP(op_lock, "lock addl $0, -4(%%rsp); lfence; rdtsc")
+OP(op_mfence, "mfence; lfence; rdtsc")
+
+static int cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct { const char *id; uint64_t (*fn)(long); const char *what; } ops[] = {
+		{ "rdtsc", op_rdtsc, "store + rdtsc (unordered: the floor)" },
+		{ "lfence_rdtsc", op_lfence, "store + lfence; rdtsc (rdtsc_ordered(): fast accessor, rseq prototype, BPF)" },
+		{ "rdtscp", op_rdtscp, "store + rdtscp (rdtsc_ordered() where RDTSCP is chosen)" },
+		{ "lock_lfence_rdtsc", op_lock, "store + lock add + lfence; rdtsc (the series' stamp: smp_mb() then rdtsc_ordered())" },
+		{ "mfence_lfence_rdtsc", op_mfence, "store + mfence + lfence; rdtsc (for scale)" },
+	};
+	long n = 100000;
+	int samples = 31, c, i, k;
+	uint64_t *v, *e;
+
+	while ((c = getopt(argc, argv, "n:s:")) != -1) {
+		if (c == 'n')
+			n = atol(optarg);
+		else if (c == 's')
+			samples = atoi(optarg);
+		else
+			return 2;
+	}
+	v = calloc(samples, sizeof(*v));
+	e = calloc(samples, sizeof(*e));
+	printf("#section\tid\tunit\tmin\tmedian\tdesc\n");
+	for (k = 0; k < (int)(sizeof(ops) / sizeof(ops[0])); k++) {
+		for (i = 0; i < samples; i++) {
+			e[i] = op_empty(n);
+			v[i] = ops[k].fn(n);
+		}
+		qsort(e, samples, sizeof(*e), cmp);
+		qsort(v, samples, sizeof(*v), cmp);
+		printf("fence\t%s\ttsc/op\t%.1f\t%.1f\t%s\n", ops[k].id,
+		       (double)((int64_t)v[0] - (int64_t)e[0]) / n,
+		       (double)((int64_t)v[samples / 2] - (int64_t)e[samples / 2]) / n, ops[k].what);
+	}
+	return sink == 42;
+}
