@@ -586,7 +586,7 @@ bench_bpf_report() {
 		echo "implementations, like for like (one run)\", which follows.  The rows of"
 		echo "every state, the read costs and the checks are in $(basename "$bpf_out")/results.md;"
 		echo "the rseq prototype's own page, with the cs_rseq_nopublish boot and the split"
-		echo "of its cost, is rseq/results.md (bench/rseq/results.md)."
+		echo "of its cost, is rseq/results.md."
 		if [ -n "$cmd" ]; then
 			echo
 			echo "Command:"

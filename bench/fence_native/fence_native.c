@@ -17,8 +17,14 @@
  *   store + mfence + lfence; rdtsc
  *                               the same with MFENCE (not used; for scale)
  *
+ *   8 stores (8 lines) + lfence; rdtsc, and + lock add + lfence; rdtsc
+ *                               the same with a store buffer to drain, as
+ *                               a context switch leaves one
+ *
  * Per sample: N operations timed with lfence; rdtsc around the loop, an
- * empty loop of the same N subtracted; min and median over the samples.
+ * empty loop of the same N (with the same stores) subtracted; min and
+ * median over the samples.  A lower bound of what the kernel pays: its
+ * stores and loads around the barrier are more and colder.
  *
  *	fence_native [-n N] [-s SAMPLES]
  */
@@ -29,7 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static volatile uint64_t line[8] __attribute__((aligned(64)));
+static volatile uint64_t line[8 * 8] __attribute__((aligned(64)));
 static uint64_t sink;
 
 static inline uint64_t tsc(void)
@@ -58,6 +64,30 @@ static uint64_t name(long n)						\
 }
 
 OP(op_empty, "xor %%eax, %%eax; xor %%edx, %%edx")
+
+/* Eight stores to eight lines first: a store buffer to drain, as a switch leaves one. */
+#define OP8(name, body)							\
+static uint64_t name(long n)						\
+{									\
+	uint64_t t0 = tsc(), acc = 0;					\
+	long i;								\
+	int j;								\
+									\
+	for (i = 0; i < n; i++) {					\
+		uint32_t lo, hi;					\
+									\
+		for (j = 0; j < 8; j++)					\
+			line[8 * j] = i;				\
+		asm volatile(body : "=a"(lo), "=d"(hi) :: "rcx", "memory"); \
+		acc += lo;						\
+	}								\
+	sink += acc;							\
+	return tsc() - t0;						\
+}
+
+OP8(op8_empty, "xor %%eax, %%eax; xor %%edx, %%edx")
+OP8(op8_lfence, "lfence; rdtsc")
+OP8(op8_lock, "lock addl $0, -4(%%rsp); lfence; rdtsc")
 OP(op_rdtsc, "rdtsc")
 OP(op_lfence, "lfence; rdtsc")
 OP(op_rdtscp, "rdtscp")
@@ -73,12 +103,18 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	static const struct { const char *id; uint64_t (*fn)(long); const char *what; } ops[] = {
-		{ "rdtsc", op_rdtsc, "store + rdtsc (unordered: the floor)" },
-		{ "lfence_rdtsc", op_lfence, "store + lfence; rdtsc (rdtsc_ordered(): fast accessor, rseq prototype, BPF)" },
-		{ "rdtscp", op_rdtscp, "store + rdtscp (rdtsc_ordered() where RDTSCP is chosen)" },
-		{ "lock_lfence_rdtsc", op_lock, "store + lock add + lfence; rdtsc (the series' stamp: smp_mb() then rdtsc_ordered())" },
-		{ "mfence_lfence_rdtsc", op_mfence, "store + mfence + lfence; rdtsc (for scale)" },
+	static const struct {
+		const char *id;
+		uint64_t (*fn)(long), (*empty)(long);
+		const char *what;
+	} ops[] = {
+		{ "rdtsc", op_rdtsc, op_empty, "store + rdtsc (unordered: the floor)" },
+		{ "lfence_rdtsc", op_lfence, op_empty, "store + lfence; rdtsc (rdtsc_ordered(): fast accessor, rseq prototype, BPF)" },
+		{ "rdtscp", op_rdtscp, op_empty, "store + rdtscp (rdtsc_ordered() where RDTSCP is chosen)" },
+		{ "lock_lfence_rdtsc", op_lock, op_empty, "store + lock add + lfence; rdtsc (the series' stamp: smp_mb() then rdtsc_ordered())" },
+		{ "mfence_lfence_rdtsc", op_mfence, op_empty, "store + mfence + lfence; rdtsc (for scale)" },
+		{ "8st_lfence_rdtsc", op8_lfence, op8_empty, "8 stores (8 lines) + lfence; rdtsc" },
+		{ "8st_lock_lfence_rdtsc", op8_lock, op8_empty, "8 stores (8 lines) + lock add + lfence; rdtsc (a barrier with a store buffer to drain)" },
 	};
 	long n = 100000;
 	int samples = 31, c, i, k;
@@ -97,7 +133,7 @@ int main(int argc, char **argv)
 	printf("#section\tid\tunit\tmin\tmedian\tdesc\n");
 	for (k = 0; k < (int)(sizeof(ops) / sizeof(ops[0])); k++) {
 		for (i = 0; i < samples; i++) {
-			e[i] = op_empty(n);
+			e[i] = ops[k].empty(n);
 			v[i] = ops[k].fn(n);
 		}
 		qsort(e, samples, sizeof(*e), cmp);
