@@ -97,6 +97,7 @@ bpf: ## build bench/bpf/cs_bpf, the BPF version of the thread page (clang, clang
 	@scripts/deps.sh bpf || true
 	@command -v clang-22 >/dev/null && command -v llvm-objdump-22 >/dev/null || \
 		echo "bpf: the __uptr version needs clang-22 and llvm-22 (Debian 12's archive): apt-get install clang-22 llvm-22" >&2
+	@mkdir -p $(CURDIR)/build/bpf
 	@$(MAKE) --no-print-directory -C bench/bpf O=$(CURDIR)/build/bpf
 
 bench-bpf: bpf ## boot the base and patched O2 bench kernels (BENCH_BPF_BOOTS=N times each: least and spread per row), run cs_bpf bench and its checks (first, tuned, __uptr; empty programs; icount and wall clock), then the rseq prototype's kernel with cs_rseq check and bench (BENCH_BPF_RSEQ=0: not); write Documentation/bench/bpf/ and the four-way table (Documentation/bench/compare.md)

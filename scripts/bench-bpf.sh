@@ -5,7 +5,7 @@
 # buckets measured like for like in one run (project issues 26 and 39):
 # the series, the BPF version of the thread page (bench/bpf/), its tuned
 # version, its __uptr version (issue 51), empty BPF programs on the same
-# tracepoints (the dispatch alone), and the rseq-style prototype
+# tracepoints (the dispatch alone), and the rseq prototype
 # (bench/rseq/).  Boots the unpatched
 # and the patched O2 bench kernels (scripts/o2.config, BPF and BTF on) and
 # runs "cs_bpf check" and "cs_bpf bench" in each, then boots the rseq
@@ -390,8 +390,10 @@ bench_bpf_report() {
 			print "## The implementations, like for like (one run)"
 			print ""
 			print "The series, the BPF versions (first, tuned, __uptr), empty BPF programs and"
-			print "the rseq-style prototype (bench/rseq/: a kernel patch kept in the project,"
-			print "not in the series), measured in one run of scripts/bench-bpf.sh under QEMU"
+			print "the rseq prototype (bench/rseq/: struct rseq fields written on rseq\047s"
+			print "exit path, a kernel patch kept in the project, not in the series;"
+			print "\"registered\" there is PR_RSEQ_SCHED_TIME enabled, every thread of the"
+			print "pair registering rseq in every state), measured in one run of scripts/bench-bpf.sh under QEMU"
 			print "-icount: guest instructions per round trip of cs_bench -i\047s futex ping-pong"
 			printf "(two switches and two wakeups; %s round trips, the least of %s repetitions\n", rounds, reps
 			printf "per boot; %d boots per kernel), each as the instructions added over its own\n", maxb
