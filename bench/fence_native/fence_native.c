@@ -46,27 +46,8 @@ static inline uint64_t tsc(void)
 	return (uint64_t)hi << 32 | lo;
 }
 
-#define OP(name, body)							\
-static uint64_t name(long n)						\
-{									\
-	uint64_t t0 = tsc(), acc = 0;					\
-	long i;								\
-									\
-	for (i = 0; i < n; i++) {					\
-		uint32_t lo, hi;					\
-									\
-		line[0] = i;						\
-		asm volatile(body : "=a"(lo), "=d"(hi) :: "rcx", "memory"); \
-		acc += lo;						\
-	}								\
-	sink += acc;							\
-	return tsc() - t0;						\
-}
-
-OP(op_empty, "xor %%eax, %%eax; xor %%edx, %%edx")
-
-/* Eight stores to eight lines first: a store buffer to drain, as a switch leaves one. */
-#define OP8(name, body)							\
+/* @nst stores to @nst lines (a store buffer to drain), then @body. */
+#define OP(name, nst, body)						\
 static uint64_t name(long n)						\
 {									\
 	uint64_t t0 = tsc(), acc = 0;					\
@@ -76,7 +57,7 @@ static uint64_t name(long n)						\
 	for (i = 0; i < n; i++) {					\
 		uint32_t lo, hi;					\
 									\
-		for (j = 0; j < 8; j++)					\
+		for (j = 0; j < (nst); j++)				\
 			line[8 * j] = i;				\
 		asm volatile(body : "=a"(lo), "=d"(hi) :: "rcx", "memory"); \
 		acc += lo;						\
@@ -85,14 +66,15 @@ static uint64_t name(long n)						\
 	return tsc() - t0;						\
 }
 
-OP8(op8_empty, "xor %%eax, %%eax; xor %%edx, %%edx")
-OP8(op8_lfence, "lfence; rdtsc")
-OP8(op8_lock, "lock addl $0, -4(%%rsp); lfence; rdtsc")
-OP(op_rdtsc, "rdtsc")
-OP(op_lfence, "lfence; rdtsc")
-OP(op_rdtscp, "rdtscp")
-OP(op_lock, "lock addl $0, -4(%%rsp); lfence; rdtsc")
-OP(op_mfence, "mfence; lfence; rdtsc")
+OP(op_empty, 1, "xor %%eax, %%eax; xor %%edx, %%edx")
+OP(op_rdtsc, 1, "rdtsc")
+OP(op_lfence, 1, "lfence; rdtsc")
+OP(op_rdtscp, 1, "rdtscp")
+OP(op_lock, 1, "lock addl $0, -4(%%rsp); lfence; rdtsc")
+OP(op_mfence, 1, "mfence; lfence; rdtsc")
+OP(op8_empty, 8, "xor %%eax, %%eax; xor %%edx, %%edx")
+OP(op8_lfence, 8, "lfence; rdtsc")
+OP(op8_lock, 8, "lock addl $0, -4(%%rsp); lfence; rdtsc")
 
 static int cmp(const void *a, const void *b)
 {
