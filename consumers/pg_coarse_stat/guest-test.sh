@@ -264,7 +264,7 @@ fields "$l"
 # handed to another CPU's wakelist is enqueued there after the IPI: the page
 # charges that wait to runq (the task is runnable), delayacct to blkio.
 # Under TCG that wait is long and varies with the host: blkio was 1.04-1.12
-# times iowait + runq in every run, iowait 0.46-0.50 of blkio on a quiet
+# times iowait + runq on a quiet host (0.98 in that CI run), iowait 0.46-0.50 of blkio on a quiet
 # host but 0.25 in one CI run (iowait 2.19 s, runq 6.82 s, blkio 8.86 s)
 # and 0.34 beside a kernel build (iowait 6.00 s, runq 12.80 s, blkio 17.72 s).
 # The bounds: iowait >= 0.1 blkio and sleep + dsleep <= 0.05 iowait (block
