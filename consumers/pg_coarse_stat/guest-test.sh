@@ -263,10 +263,10 @@ fields "$l"
 # so iowait <= blkio, and blkio should be within iowait + runq.  A wakeup
 # handed to another CPU's wakelist is enqueued there after the IPI: the page
 # charges that wait to runq (the task is runnable), delayacct to blkio.
-# Under TCG that wait is long and varies with the host: blkio was 1.04-1.12
-# times iowait + runq on a quiet host (0.98 in that CI run), iowait 0.46-0.50 of blkio on a quiet
-# host but 0.25 in one CI run (iowait 2.19 s, runq 6.82 s, blkio 8.86 s)
-# and 0.34 beside a kernel build (iowait 6.00 s, runq 12.80 s, blkio 17.72 s).
+# Under TCG that wait is long and varies with the host.  On a quiet host
+# blkio was 1.04-1.12 times iowait + runq and iowait 0.46-0.50 of blkio;
+# one CI run had iowait 2.19 s, runq 6.82 s, blkio 8.86 s (0.98 and 0.25),
+# a run beside a kernel build 6.00, 12.80 and 17.72 s (0.94 and 0.34).
 # The bounds: iowait >= 0.1 blkio and sleep + dsleep <= 0.05 iowait (block
 # reads are iowait, not sleep or dsleep: in_iowait), iowait <= blkio,
 # blkio <= 1.3 (iowait + runq), each give or take its 10 ms ticks.  Not a
