@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The coarse_stat hooks of the v4 -O2 bench kernel (build/linux-bench-o2/
- * vmlinux), instruction for instruction as objdump -d shows them in
+ * vmlinux as it was built for v4, 7.3.4+ #2, since rebuilt: the check of
+ * these blocks against it is kept as text in scripts/bench-hook-native.sh),
+ * instruction for instruction as objdump -d shows them in
  * __schedule(), try_to_wake_up(), ktime_get_mono_fast_ns() and
  * coarse_stat_copy_counters(), in the form they take at run time with the
  * static key on.  Only these differ from the kernel's:
@@ -26,6 +28,11 @@
  *
  * Registers as in the kernel: __schedule(): %r14 prev, %r12 next, %ebx
  * prev_state, %rbp the frame; try_to_wake_up(): %rbx p, %r8 live, %rbp.
+ *
+ * The _nomb, _nolfence and _bare loops are not the kernel's: the round trip
+ * with the barrier replaced by a 6-byte NOP, with the clock read the
+ * alternative's unpatched rdtsc (in a second copy of
+ * ktime_get_mono_fast_ns()), or both, to see where the ticks go.
  */
 #ifndef CLOCK_READ_RDTSCP
 #define CLOCK_READ	lfence; rdtsc			/* X86_FEATURE_LFENCE_RDTSC */
@@ -33,7 +40,7 @@
 #define CLOCK_READ	rdtscp; xchg %ax,%ax		/* X86_FEATURE_RDTSCP, 3 + 2 bytes */
 #endif
 
-/* task_struct offsets (pahole of the v4 vmlinux, from the disassembly) */
+/* task_struct offsets (v4, from the disassembly) */
 #define T_CS_PAGE	0x38	/* coarse_stat_page */
 #define T_SCHED_DELAYED 0x35	/* se.sched_delayed (byte) */
 #define T_IS_BLOCKED	0x36	/* is_blocked */
@@ -42,21 +49,41 @@
 
 	.section .bss
 	.balign 4096
-	.globl task_a, task_b, page_a, page_b, tk_fast_mono, fake_clock
-task_a:	.skip 4096
-task_b:	.skip 4096
-page_a:	.skip 4096
-page_b:	.skip 4096
+	.globl v4_task_a, v4_task_b, v4_page_a, v4_page_b, tk_fast_mono, v4_fake_clock
+v4_task_a:	.skip 4096
+v4_task_b:	.skip 4096
+v4_page_a:	.skip 4096
+v4_page_b:	.skip 4096
 /* struct tk_fast: seqcount (u32), then base[2], 56 bytes each */
 tk_fast_mono:	.skip 128
 /* struct clocksource: ->max_cycles at 0x28 */
-fake_clock:	.skip 128
+v4_fake_clock:	.skip 128
 
 	.text
 
+/* rdtsc_ordered() patched, or (not the kernel's) the unpatched rdtsc */
+.macro CLOCK fence
+	.if \fence
+	CLOCK_READ
+	.else
+	rdtsc
+	nop
+	nop
+	nop
+	.endif
+.endm
+
+/* smp_mb(), or (not the kernel's) a 6-byte NOP in its place */
+.macro FULL_MB mb
+	.if \mb
+	lock addl $0x0,-0x4(%rsp)
+	.else
+	.byte 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00
+	.endif
+.endm
+
 /* ktime_get_mono_fast_ns() @ffffffff8134e020, fast path */
-	.balign 16
-ktime_fast:
+.macro KTIME_FAST fence
 	endbr64
 	push	%r13
 	push	%r12
@@ -71,7 +98,7 @@ ktime_fast:
 	mov	tk_fast_mono+8(,%r13,8),%rdi
 	mov	0x28(%r12),%rbx
 	xchg	%ax,%ax				/* jmp8 of clocksource_read_inlined, patched */
-	CLOCK_READ				/* rdtsc; nop; nop; nop, patched */
+	CLOCK	\fence				/* rdtsc; nop; nop; nop, patched */
 	shl	$0x20,%rdx
 	mov	%rdx,%rcx
 	or	%rax,%rcx
@@ -82,7 +109,7 @@ ktime_fast:
 	mov	0x1c(%r12),%esi
 	and	%rax,%rcx
 	cmp	%rcx,0x28(%rdi)
-	jb	ktime_slow
+	jb	9f
 	mov	0x18(%r12),%eax
 	imul	%rcx,%rax
 	mov	%esi,%ecx
@@ -97,8 +124,15 @@ ktime_fast:
 	pop	%r12
 	pop	%r13
 	ret					/* jmp __x86_return_thunk */
-ktime_slow:					/* never taken here (max_cycles huge) */
-	ud2
+9:	ud2					/* ktime_slow: never taken here (max_cycles huge) */
+.endm
+
+	.balign 16
+ktime_fast:
+	KTIME_FAST 1
+	.balign 16
+ktime_fast_nolfence:				/* not the kernel's: see the top */
+	KTIME_FAST 0
 
 /* coarse_stat_copy_counters() @ffffffff812fe8d0 */
 	.balign 16
@@ -161,7 +195,7 @@ copy_counters:
  * ffffffff8190e701 (prev unregistered), ffffffff8190e71f (counter copy),
  * ffffffff8190e746 (switch-in after a wakeup), ffffffff8190e760 (iowait).
  */
-.macro SWITCH
+.macro SWITCH mb=1, fence=1
 	JMP5	10f
 	.subsection 1
 10:	mov	T_CS_PAGE(%r14),%rax		/* d756 */
@@ -180,8 +214,12 @@ copy_counters:
 	add	$0x1,%eax
 	mov	%eax,0x40(%r13)
 11:	mov	%rdi,-0x48(%rbp)
-	lock addl $0x0,-0x4(%rsp)		/* smp_mb() */
+	FULL_MB	\mb				/* smp_mb() */
+	.if \fence
 	call	ktime_fast
+	.else
+	call	ktime_fast_nolfence
+	.endif
 	mov	-0x48(%rbp),%rdi
 	mov	%rax,%rdx
 	sub	0x48(%rdi),%rax
@@ -241,8 +279,12 @@ copy_counters:
 20:	mov	0x40(%r13),%eax			/* e701 */
 	add	$0x1,%eax
 	mov	%eax,0x40(%r13)
-	lock addl $0x0,-0x4(%rsp)
+	FULL_MB	\mb
+	.if \fence
 	call	ktime_fast
+	.else
+	call	ktime_fast_nolfence
+	.endif
 	mov	%rax,%rdx
 	jmp	15b
 40:	mov	%r14,%rsi			/* e71f: the counter copy */
@@ -274,7 +316,7 @@ copy_counters:
  * coarse_stat_wakeup() in try_to_wake_up(): site @ffffffff812cfcbf (NOP5
  * -> JMP to ffffffff812cff82), back to ffffffff812cfcc4.
  */
-.macro WAKE
+.macro WAKE mb=1, fence=1
 	JMP5	10f
 	.subsection 1
 10:	cmpq	$0x0,T_CS_PAGE(%rbx)		/* cff82 */
@@ -284,8 +326,12 @@ copy_counters:
 	mov	0x40(%r12),%eax			/* write_begin */
 	add	$0x1,%eax
 	mov	%eax,0x40(%r12)
-	lock addl $0x0,-0x4(%rsp)		/* smp_mb() */
+	FULL_MB	\mb				/* smp_mb() */
+	.if \fence
 	call	ktime_fast
+	.else
+	call	ktime_fast_nolfence
+	.endif
 	mov	%rax,0x50(%r12)			/* wake_ns */
 	mov	0x40(%r12),%eax			/* write_end */
 	mov	-0x50(%rbp),%r8
@@ -328,49 +374,53 @@ copy_counters:
  * switch-out copy the counters (one store of 0 to prev's due time first,
  * in the glue: its _off form has it too).
  */
-.macro RT_BODY copy, hooks
+.macro RT_BODY copy, hooks, mb=1, fence=1
 	.balign 64
-2:	lea	task_b,%rbx
+2:	lea	v4_task_b,%rbx
 	.if \hooks
-	WAKE
+	WAKE	\mb, \fence
 	.else
 	NOP5
 	.endif
-	lea	task_a,%r14
-	lea	task_b,%r12
+	lea	v4_task_a,%r14
+	lea	v4_task_b,%r12
 	mov	$0x1,%ebx			/* TASK_INTERRUPTIBLE */
 	.if \copy
 	movq	$0x0,T_DUE(%r14)
 	.endif
 	.if \hooks
-	SWITCH
+	SWITCH	\mb, \fence
 	.else
 	NOP5
 	.endif
-	lea	task_a,%rbx
+	lea	v4_task_a,%rbx
 	.if \hooks
-	WAKE
+	WAKE	\mb, \fence
 	.else
 	NOP5
 	.endif
-	lea	task_b,%r14
-	lea	task_a,%r12
+	lea	v4_task_b,%r14
+	lea	v4_task_a,%r12
 	mov	$0x1,%ebx
 	.if \copy
 	movq	$0x0,T_DUE(%r14)
 	.endif
 	.if \hooks
-	SWITCH
+	SWITCH	\mb, \fence
 	.else
 	NOP5
 	.endif
 	dec	%r15
 	jnz	2b
+	.if \copy				/* glue: no copy due in the other loops */
+	movq	$-1,v4_task_a+T_DUE
+	movq	$-1,v4_task_b+T_DUE
+	.endif
 .endm
 
 .macro WAKE_BODY hooks
 	.balign 64
-2:	lea	task_b,%rbx
+2:	lea	v4_task_b,%rbx
 	.if \hooks
 	WAKE
 	.else
@@ -380,36 +430,52 @@ copy_counters:
 	jnz	2b
 .endm
 
-	.globl hook_rt, hook_rt_off, hook_rt_copy, hook_rt_copy_off, hook_wake, hook_wake_off
+	.globl v4_rt, v4_rt_off, v4_rt_copy, v4_rt_copy_off, v4_wake, v4_wake_off
 	.balign 64
-hook_rt:
+v4_rt:
 	ENTER
 	RT_BODY 0, 1
 	LEAVE
 	.balign 64
-hook_rt_off:
+v4_rt_off:
 	ENTER
 	RT_BODY 0, 0
 	LEAVE
 	.balign 64
-hook_rt_copy:
+v4_rt_copy:
 	ENTER
 	RT_BODY 1, 1
 	LEAVE
 	.balign 64
-hook_rt_copy_off:
+v4_rt_copy_off:
 	ENTER
 	RT_BODY 1, 0
 	LEAVE
 	.balign 64
-hook_wake:
+v4_wake:
 	ENTER
 	WAKE_BODY 1
 	LEAVE
 	.balign 64
-hook_wake_off:
+v4_wake_off:
 	ENTER
 	WAKE_BODY 0
+	LEAVE
+	.globl v4_rt_nomb, v4_rt_nolfence, v4_rt_bare
+	.balign 64
+v4_rt_nomb:
+	ENTER
+	RT_BODY 0, 1, 0, 1
+	LEAVE
+	.balign 64
+v4_rt_nolfence:
+	ENTER
+	RT_BODY 0, 1, 1, 0
+	LEAVE
+	.balign 64
+v4_rt_bare:
+	ENTER
+	RT_BODY 0, 1, 0, 0
 	LEAVE
 
 	.section .note.GNU-stack,"",@progbits
