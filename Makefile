@@ -33,7 +33,7 @@ export BASE LINUX PATCHES BUILD_ROOT KBUILD
 BZIMAGE      := $(KBUILD)/arch/x86/boot/bzImage
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps linux tree kernel selftests consumers run check check-kasan bench bpf bench-bpf bench-cache bench-native bench-snap-native bench-registration bench-sweep lint bisect-check b4-check build-matrix man man-series export shell clean distclean
+.PHONY: all help deps linux tree kernel selftests consumers run check check-kasan bench bpf bench-bpf bench-cache bench-native bench-snap-native bench-registration bench-sweep bench-cpu-refresh lint bisect-check b4-check build-matrix man man-series export shell clean distclean
 
 all: tree kernel selftests ## build the kernel tree, the guest kernel and the kselftests (default)
 
@@ -116,6 +116,9 @@ bench-registration: ## registered against plain thread create/exit (t_stress) an
 
 bench-sweep: ## a watchdog's sweep of 10/100/1000 threads at 1 and 20 ms: the pages (csf_page_snap()) against /proc/<tid>/stat + schedstat (pread() of kept fds, open+read+close), -icount and wall clock; Documentation/bench/sweep.md
 	@scripts/bench-sweep.sh
+
+bench-cpu-refresh: ## what one refresh of the CPU page costs the CPU it runs on, in instructions (bench/cs_cpu_refresh.c in -icount guests of the -O2 bench kernel with 2 and 8 possible CPUs), next to a read of /proc/stat; Documentation/bench/cpu-refresh.md
+	@scripts/bench-cpu-refresh.sh
 
 bench-snap-native: ## the snapshot's cost on this machine's CPU: cs_bench's snapshot rows with make bench's -O2 vDSO image loaded into a host process (bench/cs_snap_native.c), as built and without its LFENCE; Documentation/bench/O2/snap-native.md
 	@scripts/bench-snap-native.sh
