@@ -13,9 +13,9 @@
 #					Documentation/bench/O2/hook-native.md
 #
 # Environment:
-#   HOOK_VMLINUX	the v5 kernel whose hooks hook_v5.S reproduces
-#			(build/hook-native-v5/vmlinux); v4's (build/linux-bench-o2/
-#			vmlinux when it was v4) is gone: its check is recorded below
+#   HOOK_VMLINUX	the v5 kernel whose hooks hook_v5.S reproduces (make
+#			bench's build/linux-bench-o2/vmlinux; the 2026-12-06 run
+#			used a copy of it); v4's is gone: its check is recorded below
 #   HOOK_ROUNDS		rounds of samples (5); HOOK_SAMPLES per round (2000)
 #   HOOK_PIPE_LOOPS	perf bench sched pipe -l (50000), HOOK_PIPE_RUNS (5)
 #   HOOK_PIPE_CHRT	how perf bench runs (default "chrt -f 1": SCHED_FIFO; empty: as is)
@@ -26,7 +26,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/base.sh
 . "$top/scripts/base.sh"
 work=$BUILD_ROOT/hook_native
-vmlinux=${HOOK_VMLINUX:-$BUILD_ROOT/hook-native-v5/vmlinux}
+vmlinux=${HOOK_VMLINUX:-$BUILD_ROOT/linux-bench-o2/vmlinux}
 out=${HOOK_OUT:-$top/Documentation/bench/O2/hook-native.md}
 rounds=${HOOK_ROUNDS:-5}
 samples=${HOOK_SAMPLES:-2000}
