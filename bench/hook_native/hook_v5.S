@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The coarse_stat hooks of the v5 -O2 kernel (build/hook-native-v5/vmlinux),
+ * The coarse_stat hooks of the v5 -O2 kernel (build/linux-bench-o2/vmlinux),
  * instruction for instruction as objdump -d shows them in __schedule(),
  * try_to_wake_up() and coarse_stat_copy_counters(), in the form they take
  * at run time with the static key on.  v5 calls no clock function: the
